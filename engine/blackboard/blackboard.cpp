@@ -1,0 +1,56 @@
+// Blackboard schema bookkeeping and change notification.
+#include <ebt/agent.hpp>
+#include <ebt/blackboard.hpp>
+
+namespace ebt {
+
+namespace {
+std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+}  // namespace
+
+KeyId BlackboardSchema::declare_raw(std::string name, const TypeInfo* type, const void* initial) {
+    if (name.empty()) throw BuildError("blackboard key with an empty name");
+    if (find(name) != kNoKey) throw BuildError("blackboard key '" + name + "' is declared twice");
+    if (keys_.size() >= kNoKey - 1) throw BuildError("too many blackboard keys");
+    KeyInfo info;
+    info.name = std::move(name);
+    info.type = type;
+    // Values are packed in declaration order, each at its natural alignment.
+    std::size_t used = keys_.empty() ? 0 : keys_.back().offset + keys_.back().type->size;
+    info.offset = static_cast<std::uint32_t>(align_up(used, type->align));
+    const std::size_t end = align_up(info.offset + type->size, 16);
+    if (defaults_.size() < end) defaults_.resize(end, std::byte{0});
+    if (initial) std::memcpy(defaults_.data() + info.offset, initial, type->size);
+    keys_.push_back(std::move(info));
+    return static_cast<KeyId>(keys_.size() - 1);
+}
+
+KeyId BlackboardSchema::find(std::string_view name) const noexcept {
+    for (std::size_t i = 0; i < keys_.size(); ++i)
+        if (keys_[i].name == name) return static_cast<KeyId>(i);
+    return kNoKey;
+}
+
+KeyId BlackboardSchema::require(std::string_view name, const TypeInfo* type) const {
+    const KeyId id = find(name);
+    if (id == kNoKey) throw UsageError("blackboard has no key '" + std::string(name) + "'");
+    if (keys_[id].type != type)
+        throw UsageError("blackboard key '" + std::string(name) + "' is declared as " + keys_[id].type->name +
+                         ", not " + type->name);
+    return id;
+}
+
+void BlackboardSchema::require(KeyId id, const TypeInfo* type) const {
+    if (id >= keys_.size()) throw UsageError("blackboard key id " + std::to_string(id) + " is not declared in this schema");
+    if (keys_[id].type != type)
+        throw UsageError("blackboard key '" + keys_[id].name + "' is declared as " + keys_[id].type->name + ", not " +
+                         type->name);
+}
+
+void Blackboard::changed(KeyId id) {
+    if (agent_) agent_->on_blackboard_change(id);
+    if (bus_ && !bus_->changes().empty())
+        bus_->changes()(BlackboardChange{*this, id, schema_->info(id).name, agent_});
+}
+
+}  // namespace ebt

@@ -1,0 +1,60 @@
+// Registry of named actions and conditions.
+#include <ebt/registry.hpp>
+
+namespace ebt {
+
+Registry& Registry::add_action(std::string name, ActionSpec spec) {
+    if (name.empty()) throw BuildError("an action needs a name");
+    if (!spec.update) throw BuildError("action '" + name + "' has no update function");
+    if (spec.memory_bytes > 64) throw BuildError("action '" + name + "' asks for more than 64 bytes of memory");
+    if (actions_.count(name)) throw BuildError("action '" + name + "' is registered twice");
+    actions_.emplace(std::move(name), std::move(spec));
+    return *this;
+}
+
+Registry& Registry::add_condition(std::string name, ConditionSpec spec) {
+    if (name.empty()) throw BuildError("a condition needs a name");
+    if (!spec.evaluate) throw BuildError("condition '" + name + "' has no evaluate function");
+    if (conditions_.count(name)) throw BuildError("condition '" + name + "' is registered twice");
+    conditions_.emplace(std::move(name), std::move(spec));
+    return *this;
+}
+
+Registry& Registry::add_action(std::string name, std::function<Status(ActionContext&)> update, std::vector<PortSpec> ports) {
+    ActionSpec spec;
+    spec.update = std::move(update);
+    spec.ports = std::move(ports);
+    return add_action(std::move(name), std::move(spec));
+}
+
+Registry& Registry::add_condition(std::string name, std::function<bool(const ConditionContext&)> evaluate,
+                                  std::vector<PortSpec> ports) {
+    ConditionSpec spec;
+    spec.evaluate = std::move(evaluate);
+    spec.ports = std::move(ports);
+    return add_condition(std::move(name), std::move(spec));
+}
+
+const ActionSpec* Registry::find_action(std::string_view name) const {
+    auto it = actions_.find(name);
+    return it == actions_.end() ? nullptr : &it->second;
+}
+
+const ConditionSpec* Registry::find_condition(std::string_view name) const {
+    auto it = conditions_.find(name);
+    return it == conditions_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> Registry::action_names() const {
+    std::vector<std::string> v;
+    for (auto& [k, _] : actions_) v.push_back(k);
+    return v;
+}
+
+std::vector<std::string> Registry::condition_names() const {
+    std::vector<std::string> v;
+    for (auto& [k, _] : conditions_) v.push_back(k);
+    return v;
+}
+
+}  // namespace ebt

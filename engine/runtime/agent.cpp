@@ -1,0 +1,189 @@
+// Agent: the public face of one agent's run; delegates to Runtime for everything that runs nodes.
+#include "runtime/runtime.hpp"
+
+#include <atomic>
+
+namespace ebt {
+
+using detail::Runtime;
+
+namespace {
+std::atomic<std::uint64_t> next_serial{1};
+
+/// Marks the agent as inside a tick for the duration of a scope (even when something throws).
+struct TickScope {
+    bool& flag;
+    explicit TickScope(bool& f) : flag(f) { flag = true; }
+    ~TickScope() { flag = false; }
+};
+}  // namespace
+
+Agent::Agent(Tree tree, AgentOptions options) : tree_(std::move(tree)), options_(options) {
+    if (!tree_) throw UsageError("Agent: the tree is empty (build it with TreeBuilder::end())");
+    const auto& data = tree_.data();
+    serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
+    block_ = std::make_unique<std::max_align_t[]>(data.layout.block_bytes / sizeof(std::max_align_t) + 1);
+    auto* bytes = reinterpret_cast<std::byte*>(block_.get());
+    blackboard_.schema_ = &data.schema;
+    blackboard_.values_ = bytes + data.layout.blackboard_offset;
+    blackboard_.agent_ = this;
+    blackboard_.bus_ = options_.bus;
+    if (data.schema.storage_size()) std::memcpy(blackboard_.values_, data.schema.defaults(), data.schema.storage_size());
+    next_deadline_ = detail::kNever;
+    Runtime rt(*this);
+    rt.queue_reset();
+    rt.set(0, detail::kStartPending);
+    if (options_.mode == Mode::Event) rt.enqueue(0);
+}
+
+Agent::~Agent() {
+    if (!block_ || in_tick_) return;
+    // Running actions are told they were aborted, so that they can release what they hold.
+    options_.listener = nullptr;
+    options_.restart_on_end = false;
+    TickScope scope(in_tick_);
+    Runtime rt(*this);
+    rt.aborting = true;
+    rt.abort_range(0, static_cast<NodeIndex>(tree_.size()));
+}
+
+Agent::Agent(Agent&& other) noexcept
+    : tree_(std::move(other.tree_)),
+      block_(std::move(other.block_)),
+      blackboard_(other.blackboard_),
+      options_(other.options_),
+      serial_(other.serial_),
+      clock_(other.clock_),
+      next_deadline_(other.next_deadline_),
+      ticks_(other.ticks_),
+      stats_(other.stats_),
+      walk_pos_(other.walk_pos_),
+      queue_head_(other.queue_head_),
+      queue_size_(other.queue_size_),
+      in_tick_(false),
+      abort_requested_(other.abort_requested_),
+      stopped_(other.stopped_) {
+    blackboard_.agent_ = this;
+}
+
+Agent& Agent::operator=(Agent&& other) noexcept {
+    if (this == &other) return *this;
+    this->~Agent();
+    new (this) Agent(std::move(other));
+    return *this;
+}
+
+Status Agent::tick(Duration dt) {
+    if (in_tick_) throw UsageError("Agent::tick() called from inside a tick of the same agent");
+    if (dt.count() < 0) throw UsageError("Agent::tick() with a negative dt");
+    if (!block_) throw UsageError("Agent::tick() on a moved-from agent");
+    TickScope scope(in_tick_);
+    clock_ += dt.count();
+    walk_pos_ = -1;
+    Runtime rt(*this);
+    try {
+        if (!stopped_) {
+            if (options_.mode == Mode::Polling) rt.poll_tick();
+            else rt.event_tick();
+        }
+    } catch (const detail::AbortUnwind&) {
+        rt.abort_all();
+        if (options_.mode == Mode::Event) {
+            // Put the end-of-frame marker back at the end: everything queued is for the next tick.
+            for (std::uint16_t i = 0; i < queue_size_; ++i)
+                if (rt.queue_at(i) == detail::kQueueMarker) {
+                    rt.queue_remove_at(i);
+                    break;
+                }
+            rt.queue_insert(queue_size_, detail::kQueueMarker);
+        }
+    }
+    walk_pos_ = -1;
+    ++ticks_;
+    return status();
+}
+
+void Agent::abort() {
+    if (in_tick_) {
+        abort_requested_ = true;  // takes effect when the calling user function returns
+        return;
+    }
+    TickScope scope(in_tick_);
+    Runtime rt(*this);
+    rt.abort_all();
+}
+
+bool Agent::resume(const ResumeHandle& handle, Status status) {
+    if (status != Status::Success && status != Status::Failure)
+        throw UsageError(std::string("Agent::resume() needs Success or Failure, got ") + to_string(status));
+    if (handle.agent_serial != serial_ || handle.node >= tree_.size()) return false;
+    Runtime rt(*this);
+    const NodeIndex n = handle.node;
+    if (rt.def(n).kind != NodeKind::Action || !rt.running(n) || !rt.has(n, detail::kSuspended) ||
+        rt.has(n, detail::kResumePending) || rt.mem<std::uint16_t>(n) != handle.run)
+        return false;
+    rt.set(n, detail::kResumePending);
+    if (status == Status::Success) rt.set(n, detail::kResumeSuccess);
+    if (options_.mode == Mode::Event) rt.enqueue(n);
+    return true;
+}
+
+void Agent::restart() {
+    if (!stopped_) return;
+    stopped_ = false;
+    Runtime rt(*this);
+    rt.set(0, detail::kStartPending);
+    if (options_.mode == Mode::Event) rt.enqueue(0);
+}
+
+Status Agent::status() const { return status(0); }
+
+Status Agent::status(NodeIndex node) const {
+    if (node >= tree_.size()) throw UsageError("Agent::status(): no node " + std::to_string(node));
+    const auto* bytes = reinterpret_cast<const std::byte*>(block_.get());
+    return reinterpret_cast<const Status*>(bytes + tree_.data().layout.status_offset)[node];
+}
+
+std::size_t Agent::memory_bytes() const noexcept { return sizeof(Agent) + tree_.data().layout.block_bytes; }
+
+void Agent::on_blackboard_change(KeyId key) {
+    if (options_.mode != Mode::Event) return;  // polling re-evaluates every live guard anyway
+    Runtime(*this).on_key_changed(key);
+}
+
+// ---- contexts ---------------------------------------------------------------------------------------
+
+Blackboard& ActionContext::blackboard() const noexcept { return agent_->blackboard_; }
+TimePoint ActionContext::now() const noexcept { return agent_->clock_; }
+std::uint64_t ActionContext::tick() const noexcept { return agent_->ticks_; }
+
+KeyId ActionContext::binding(std::size_t i) const {
+    if (i >= binding_count_)
+        throw UsageError("action port " + std::to_string(i) + " does not exist (the action declares " +
+                         std::to_string(binding_count_) + " ports)");
+    return bindings_[i];
+}
+
+void ActionContext::check_memory(std::size_t size, std::size_t align) const {
+    if (size > memory_size_)
+        throw UsageError("action memory of " + std::to_string(size) + " bytes requested, but the action declares " +
+                         std::to_string(memory_size_) + " (ActionSpec::memory_bytes)");
+    if (align > 16) throw UsageError("action memory type needs more than 16-byte alignment");
+}
+
+ResumeHandle ActionContext::suspend() const {
+    Runtime rt(*agent_);
+    if (!agent_->in_tick_ || !rt.running(node_))
+        throw UsageError("ActionContext::suspend() called outside the action's onInitialize or update");
+    rt.set(node_, detail::kSuspended);
+    return ResumeHandle{agent_->serial_, node_, rt.mem<std::uint16_t>(node_)};
+}
+
+KeyId ConditionContext::binding(std::size_t i) const {
+    if (i >= binding_count_)
+        throw UsageError("condition port " + std::to_string(i) + " does not exist (the condition declares " +
+                         std::to_string(binding_count_) + " ports)");
+    return bindings_[i];
+}
+
+}  // namespace ebt

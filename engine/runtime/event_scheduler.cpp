@@ -1,0 +1,157 @@
+// The event scheduler: each agent's queue of nodes with work, kept in tree (pre-order) order.
+//
+// The queue is a ring buffer of node indices holding BTSK's end-of-frame marker. Entries before the
+// marker are this frame's work, entries after it the next frame's. A tick pops entries until it pops
+// the marker, which it pushes back at the end: the next frame's entries become the current ones.
+// A node is queued at most once. New work is inserted in order: in front of the marker when the
+// tick's walk has not yet passed the node (it happens this tick), behind it otherwise.
+// Work for a node: a deferred start, dirty guards of its children, a due timer, a resume, or (for a
+// running leaf that is not waiting) its per-frame update; waiting nodes are not queued at all.
+#include "runtime/runtime.hpp"
+
+namespace ebt::detail {
+
+void Runtime::queue_reset() {
+    for (NodeIndex i = 0; i < t.nodes.size(); ++i) clear(i, kQueued);
+    a.queue_head_ = 0;
+    a.queue_size_ = 1;
+    queue()[0] = kQueueMarker;
+}
+
+void Runtime::queue_insert(std::uint16_t logical, std::uint16_t value) {
+    const std::uint32_t cap = t.layout.queue_capacity;
+    std::uint16_t* q = queue();
+    for (std::uint16_t i = a.queue_size_; i > logical; --i) q[(a.queue_head_ + i) % cap] = q[(a.queue_head_ + i - 1) % cap];
+    q[(a.queue_head_ + logical) % cap] = value;
+    ++a.queue_size_;
+}
+
+void Runtime::queue_remove_at(std::uint16_t logical) {
+    const std::uint32_t cap = t.layout.queue_capacity;
+    std::uint16_t* q = queue();
+    for (std::uint16_t i = logical; i + 1 < a.queue_size_; ++i) q[(a.queue_head_ + i) % cap] = q[(a.queue_head_ + i + 1) % cap];
+    --a.queue_size_;
+}
+
+void Runtime::enqueue(NodeIndex n) {
+    if (has(n, kQueued)) return;
+    set(n, kQueued);
+    std::uint16_t i = 0;
+    if (!passed(n)) {
+        while (queue_at(i) != kQueueMarker && queue_at(i) < n) ++i;
+    } else {
+        while (queue_at(i) != kQueueMarker) ++i;
+        ++i;
+        while (i < a.queue_size_ && queue_at(i) < n) ++i;
+    }
+    queue_insert(i, n);
+}
+
+void Runtime::dequeue(NodeIndex n) {
+    clear(n, kQueued);
+    for (std::uint16_t i = 0; i < a.queue_size_; ++i)
+        if (queue_at(i) == n) {
+            queue_remove_at(i);
+            return;
+        }
+}
+
+void Runtime::collect_due_timers() {
+    if (a.clock_ < a.next_deadline_) return;
+    TimePoint next = kNever;
+    for (NodeIndex n : t.timer_nodes) {
+        if (def(n).kind == NodeKind::Cooldown) {
+            if (!has(n, kCooldownArmed)) continue;
+            if (deadline(n) <= a.clock_) {
+                clear(n, kCooldownArmed);  // cooling is over: a false -> true edge of its guard
+                ++a.stats_.timers_fired;
+                wake_guard(n);
+            } else if (deadline(n) < next) {
+                next = deadline(n);
+            }
+        } else if (has(n, kTimerArmed)) {
+            if (deadline(n) <= a.clock_) {
+                if (!has(n, kTimerDue)) {
+                    set(n, kTimerDue);
+                    enqueue(n);
+                }
+            } else if (deadline(n) < next) {
+                next = deadline(n);
+            }
+        }
+    }
+    a.next_deadline_ = next;
+}
+
+void Runtime::event_tick() {
+    collect_due_timers();
+    for (;;) {
+        const std::uint16_t n = queue()[a.queue_head_];
+        a.queue_head_ = static_cast<std::uint16_t>((a.queue_head_ + 1) % t.layout.queue_capacity);
+        --a.queue_size_;
+        if (n == kQueueMarker) {
+            queue_insert(a.queue_size_, kQueueMarker);
+            return;
+        }
+        process(n);
+    }
+}
+
+void Runtime::process(NodeIndex n) {
+    clear(n, kQueued);
+    advance(n);
+    ++a.stats_.nodes_visited;
+    if (has(n, kStartPending)) {
+        begin_pending(n);
+        return;
+    }
+    if (has(n, kChildGuardsDirty)) {
+        clear(n, kChildGuardsDirty);
+        check_guards_at(n, /*only_dirty=*/true);
+    }
+    if (!running(n)) return;
+    if (has(n, kTimerDue)) {
+        fire_timer(n);
+        return;
+    }
+    if (def(n).kind == NodeKind::Action) {
+        if (has(n, kResumePending)) finish_resume(n);
+        else if (!has(n, kSuspended)) step_leaf(n);
+    }
+}
+
+// ---- blackboard wake-ups -----------------------------------------------------------------------------
+
+void Runtime::wake_guard(NodeIndex g) {
+    const GuardDef* guard = t.guard_of(g);
+    if (!guard) return;
+    const int mode = static_cast<int>(guard->mode);
+    NodeIndex position = kNoNode;
+    if ((mode & static_cast<int>(AbortMode::Self)) && running(g)) {
+        position = g == 0 ? NodeIndex{0} : parent(g);
+    } else if (mode & static_cast<int>(AbortMode::LowerPriority)) {
+        const NodeIndex p = parent(g);
+        if (p != kNoNode && running(p) && g < cursor(p)) position = p;
+    }
+    if (position == kNoNode) return;  // not live: it is evaluated afresh when it next matters
+    set(g, kGuardDirty);
+    set(position, kChildGuardsDirty);
+    enqueue(position);
+}
+
+void Runtime::wake_reactive(NodeIndex rs) {
+    if (!running(rs)) return;
+    set(rs, kReactiveDirty);
+    set(rs, kChildGuardsDirty);
+    enqueue(rs);
+}
+
+void Runtime::on_key_changed(KeyId key) {
+    for (std::uint32_t i = t.watch_first[key]; i < t.watch_first[key + 1]; ++i) {
+        const KeyWatcher& w = t.watchers[i];
+        if (w.reactive) wake_reactive(w.node);
+        else wake_guard(w.node);
+    }
+}
+
+}  // namespace ebt::detail

@@ -1,0 +1,138 @@
+// Runtime: the engine's view of one agent while it runs (private to the engine).
+//
+// A Runtime is a short-lived object built on the stack for one tick or one API call. It holds
+// references to the agent, its tree definition and its state block, and implements:
+//   - the node semantics shared by both modes (semantics.cpp): entering nodes, reacting to a child's
+//     end (the completion observers), guards, aborts, switches, timers and resumes;
+//   - the polling walker (polling_walker.cpp): the reference, a top-down walk of the running nodes;
+//   - the event scheduler (event_scheduler.cpp): the per-agent queue in tree order with its
+//     end-of-frame marker, due timers and blackboard wake-ups.
+// The walker and the scheduler share no scheduling code; both order work by `walk_pos`, the
+// pre-order position the tick has reached (docs/semantics.md, "The walk").
+#pragma once
+
+#include "tree/tree_data.hpp"
+
+#include <ebt/agent.hpp>
+
+#include <cstring>
+#include <limits>
+
+namespace ebt::detail {
+
+/// Thrown (engine-internally) after a user callback asked for Agent::abort() during a tick.
+struct AbortUnwind {};
+
+/// What happened when a parent tried to start a child.
+enum class Outcome : std::uint8_t { Running, Success, Failure, Skipped };
+
+inline constexpr std::uint16_t kQueueMarker = 0xFFFF;
+inline constexpr TimePoint kNever = std::numeric_limits<TimePoint>::max();
+
+struct Runtime {
+    Agent& a;
+    const TreeData& t;
+    std::byte* b;
+
+    explicit Runtime(Agent& agent)
+        : a(agent), t(agent.tree_.data()), b(reinterpret_cast<std::byte*>(agent.block_.get())) {}
+
+    // ---- state access --------------------------------------------------------------------------
+    Status& st(NodeIndex n) { return reinterpret_cast<Status*>(b + t.layout.status_offset)[n]; }
+    std::uint16_t& fl(NodeIndex n) { return reinterpret_cast<std::uint16_t*>(b + t.layout.flags_offset)[n]; }
+    bool has(NodeIndex n, std::uint16_t f) { return (fl(n) & f) != 0; }
+    void set(NodeIndex n, std::uint16_t f) { fl(n) = static_cast<std::uint16_t>(fl(n) | f); }
+    void clear(NodeIndex n, std::uint16_t f) { fl(n) = static_cast<std::uint16_t>(fl(n) & ~f); }
+    template <class T> T& mem(NodeIndex n, std::uint32_t offset = 0) {
+        return *reinterpret_cast<T*>(b + t.nodes[n].memory_offset + offset);
+    }
+    NodeIndex& cursor(NodeIndex n) { return mem<NodeIndex>(n); }
+    TimePoint& deadline(NodeIndex n) { return mem<TimePoint>(n); }
+    std::uint16_t* queue() { return reinterpret_cast<std::uint16_t*>(b + t.layout.queue_offset); }
+    bool event_mode() const { return a.options_.mode == Mode::Event; }
+    const NodeDef& def(NodeIndex n) const { return t.nodes[n]; }
+    NodeIndex parent(NodeIndex n) const { return t.nodes[n].parent; }
+    bool running(NodeIndex n) { return st(n) == Status::Running; }
+    void advance(NodeIndex n) {
+        if (a.walk_pos_ < static_cast<std::int32_t>(n)) a.walk_pos_ = n;
+    }
+    bool passed(NodeIndex n) const { return static_cast<std::int32_t>(n) <= a.walk_pos_; }
+
+    // ---- tracing and user calls ------------------------------------------------------------------
+    void emit(TraceKind kind, NodeIndex n, Status s = Status::Invalid, bool result = false, std::string_view msg = {});
+    void check_abort_request() {
+        if (a.abort_requested_ && a.in_tick_ && !aborting) throw AbortUnwind{};
+    }
+    template <class F> bool contained(NodeIndex n, F&& f);
+    ActionContext action_context(NodeIndex n);
+
+    // ---- shared node semantics (semantics.cpp) ------------------------------------------------------
+    Outcome start_child(NodeIndex parent, NodeIndex child);
+    Outcome enter(NodeIndex n);
+    void begin_pending(NodeIndex n);
+    void terminate(NodeIndex n, Status s);
+    void complete(NodeIndex n, Status s);
+    void child_done(NodeIndex p, NodeIndex c, Status s, bool cut);
+    void root_done(Status s);
+    void abort_range(NodeIndex first, NodeIndex end);
+    void abort_all();
+    Outcome sequence_advance(NodeIndex p, NodeIndex from);
+    Outcome selector_advance(NodeIndex p, NodeIndex from);
+    Outcome priority_select(NodeIndex p);
+    Outcome random_advance(NodeIndex p, std::uint16_t from_rank);
+    Outcome parallel_react(NodeIndex p, bool all_started);
+    bool is_body_child(NodeIndex p, NodeIndex c) const {
+        return def(p).kind != NodeKind::Monitor || def(c).kind != NodeKind::Condition;
+    }
+    Outcome decorator_react(NodeIndex p, NodeIndex c, Status s);
+    Outcome update_leaf(NodeIndex n);  // returns the outcome; the caller reacts
+    void step_leaf(NodeIndex n);       // updates a running leaf and notifies its parent when it ends
+    void fire_timer(NodeIndex n);
+    void finish_resume(NodeIndex n);
+    void arm_timer(NodeIndex n, TimePoint when);
+    bool eval_predicate(PredRange range);
+    bool eval_guard(NodeIndex g);
+    bool eval_condition_node(NodeIndex c, bool as_step);
+    bool cooling(NodeIndex n);
+    void check_guards_at(NodeIndex p, bool only_dirty);
+    void self_cut(NodeIndex g);
+    void lower_priority_switch(NodeIndex p, NodeIndex h);
+    void mark_lower_guards_live(NodeIndex p, NodeIndex current);
+    NodeIndex nth_child(NodeIndex p, std::size_t i) const;
+
+    // ---- polling walker (polling_walker.cpp) ---------------------------------------------------------
+    void poll_tick();
+    void walk(NodeIndex n);
+
+    // ---- event scheduler (event_scheduler.cpp) --------------------------------------------------------
+    void event_tick();
+    void process(NodeIndex n);
+    void collect_due_timers();
+    void enqueue(NodeIndex n);           // this frame if the walk has not passed n, else next frame
+    void dequeue(NodeIndex n);
+    void queue_reset();
+    void queue_insert(std::uint16_t logical, std::uint16_t value);
+    void queue_remove_at(std::uint16_t logical);
+    std::uint16_t queue_at(std::uint16_t logical) { return queue()[(a.queue_head_ + logical) % t.layout.queue_capacity]; }
+    void on_key_changed(KeyId key);
+    void wake_guard(NodeIndex g);
+    void wake_reactive(NodeIndex rs);
+
+    bool aborting = false;
+};
+
+template <class F> bool Runtime::contained(NodeIndex n, F&& f) {
+    try {
+        f();
+        return true;
+    } catch (const AbortUnwind&) {
+        throw;
+    } catch (const std::exception& e) {
+        emit(TraceKind::Error, n, Status::Failure, false, e.what());
+    } catch (...) {
+        emit(TraceKind::Error, n, Status::Failure, false, "unknown exception");
+    }
+    return false;
+}
+
+}  // namespace ebt::detail

@@ -1,0 +1,665 @@
+// Node semantics shared by both modes: what entering a node does, how a parent reacts when a child
+// ends (the completion observers), guards and their edges, aborts, switches, timers and resumes.
+// Scheduling (which node gets attention when) lives in polling_walker.cpp and event_scheduler.cpp.
+#include "runtime/runtime.hpp"
+
+#include <algorithm>
+
+namespace ebt::detail {
+
+namespace {
+Status to_status(Outcome o) {
+    switch (o) {
+    case Outcome::Running: return Status::Running;
+    case Outcome::Success: return Status::Success;
+    default: return Status::Failure;
+    }
+}
+Outcome to_outcome(Status s) {
+    return s == Status::Success ? Outcome::Success : s == Status::Running ? Outcome::Running : Outcome::Failure;
+}
+bool cursor_based(NodeKind k) {
+    return k == NodeKind::Sequence || k == NodeKind::Filter || k == NodeKind::ReactiveSequence || k == NodeKind::Selector ||
+           k == NodeKind::ActiveSelector || k == NodeKind::PrioritySelector || k == NodeKind::NonPrioritySelector;
+}
+bool has_lower(AbortMode m) { return (static_cast<int>(m) & static_cast<int>(AbortMode::LowerPriority)) != 0; }
+bool has_self(AbortMode m) { return (static_cast<int>(m) & static_cast<int>(AbortMode::Self)) != 0; }
+
+std::uint64_t splitmix(std::uint64_t x) {
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+}  // namespace
+
+// ---- tracing and contexts --------------------------------------------------------------------------
+
+void Runtime::emit(TraceKind kind, NodeIndex n, Status s, bool result, std::string_view msg) {
+    TraceListener* listener = a.options_.listener;
+    if (!listener) return;
+    TraceEvent e;
+    e.tick = a.ticks_;
+    e.node = n;
+    e.kind = kind;
+    e.status = s;
+    e.result = result;
+    e.message = msg;
+    listener->on_event(e);
+    check_abort_request();
+}
+
+ActionContext Runtime::action_context(NodeIndex n) {
+    const NodeDef& d = def(n);
+    ActionContext ctx;
+    ctx.agent_ = &a;
+    ctx.node_ = n;
+    ctx.bindings_ = t.bindings.data() + d.first_binding;
+    ctx.binding_count_ = d.binding_count;
+    ctx.memory_ = b + d.memory_offset + 8;
+    ctx.memory_size_ = t.actions[d.action]->memory_bytes;
+    return ctx;
+}
+
+NodeIndex Runtime::nth_child(NodeIndex p, std::size_t i) const {
+    NodeIndex c = def(p).first_child;
+    while (i-- > 0) c = def(c).next_sibling;
+    return c;
+}
+
+// ---- predicates and guards ---------------------------------------------------------------------------
+
+bool Runtime::eval_predicate(PredRange range) {
+    if (range.count == 0) return true;
+    bool stack[64];
+    int top = 0;
+    for (std::uint32_t i = range.first; i < range.first + range.count; ++i) {
+        const PredInstr& in = t.predicates[i];
+        switch (in.op) {
+        case PredOp::True: stack[top++] = true; break;
+        case PredOp::False: stack[top++] = false; break;
+        case PredOp::KeyIs: {
+            const auto& info = t.schema.info(static_cast<KeyId>(in.arg));
+            const bool v = *reinterpret_cast<const bool*>(a.blackboard_.raw_values() + info.offset);
+            stack[top++] = (v == in.expected);
+            break;
+        }
+        case PredOp::Condition: {
+            const ConditionUse& use = t.condition_uses[in.arg];
+            ConditionContext ctx;
+            ctx.blackboard_ = &a.blackboard_;
+            ctx.now_ = a.clock_;
+            ctx.bindings_ = t.bindings.data() + use.first_binding;
+            ctx.binding_count_ = use.binding_count;
+            bool v = false;
+            const auto& spec = *t.conditions[use.spec];
+            // A throwing condition counts as false; the error is reported at the condition's owner.
+            try {
+                v = spec.evaluate(ctx);
+            } catch (const std::exception& e) {
+                emit(TraceKind::Error, a.walk_pos_ < 0 ? 0 : static_cast<NodeIndex>(a.walk_pos_), Status::Failure, false, e.what());
+            } catch (...) {
+                emit(TraceKind::Error, a.walk_pos_ < 0 ? 0 : static_cast<NodeIndex>(a.walk_pos_), Status::Failure, false,
+                     "unknown exception");
+            }
+            check_abort_request();
+            stack[top++] = v;
+            break;
+        }
+        case PredOp::Not: stack[top - 1] = !stack[top - 1]; break;
+        case PredOp::And: --top; stack[top - 1] = stack[top - 1] && stack[top]; break;
+        case PredOp::Or: --top; stack[top - 1] = stack[top - 1] || stack[top]; break;
+        case PredOp::Xor: --top; stack[top - 1] = stack[top - 1] != stack[top]; break;
+        }
+    }
+    return stack[0];
+}
+
+bool Runtime::cooling(NodeIndex n) { return has(n, kCooldownArmed) && a.clock_ < deadline(n); }
+
+bool Runtime::eval_guard(NodeIndex g) {
+    const GuardDef& guard = *t.guard_of(g);
+    bool v = true;
+    if (guard.cooldown && cooling(g)) v = false;
+    if (v) v = eval_predicate(guard.precondition);
+    for (std::uint32_t i = 0; v && i < guard.condition_node_count; ++i)
+        v = eval_predicate(def(t.guard_condition_nodes[guard.first_condition_node + i]).predicate);
+    ++a.stats_.guards_evaluated;
+    if (v) set(g, kGuardPrev);
+    else clear(g, kGuardPrev);
+    clear(g, kGuardDirty);
+    emit(TraceKind::GuardEvaluated, g, Status::Invalid, v);
+    return v;
+}
+
+bool Runtime::eval_condition_node(NodeIndex c, bool as_step) {
+    const bool v = eval_predicate(def(c).predicate);
+    ++a.stats_.guards_evaluated;
+    emit(as_step ? TraceKind::ConditionEvaluated : TraceKind::GuardEvaluated, c, Status::Invalid, v);
+    return v;
+}
+
+// ---- starting nodes ------------------------------------------------------------------------------------
+
+Outcome Runtime::start_child(NodeIndex p, NodeIndex c) {
+    (void)p;
+    if (passed(c)) {
+        // The walk has already passed this node this tick (a restarted subtree): it begins next tick.
+        set(c, kStartPending);
+        if (event_mode()) enqueue(c);
+        return Outcome::Running;
+    }
+    advance(c);
+    if (def(c).kind == NodeKind::Condition) return eval_condition_node(c, true) ? Outcome::Success : Outcome::Failure;
+    if (def(c).guard != 0xFFFF && !eval_guard(c)) return Outcome::Skipped;
+    return enter(c);
+}
+
+void Runtime::begin_pending(NodeIndex n) {
+    clear(n, kStartPending);
+    advance(n);
+    Outcome r;
+    if (def(n).kind == NodeKind::Condition) r = eval_condition_node(n, true) ? Outcome::Success : Outcome::Failure;
+    else if (def(n).guard != 0xFFFF && !eval_guard(n)) r = Outcome::Skipped;
+    else r = enter(n);
+    if (r == Outcome::Running) return;
+    const Status s = to_status(r);
+    if (parent(n) == kNoNode) root_done(s);
+    else child_done(parent(n), n, s, false);
+}
+
+Outcome Runtime::enter(NodeIndex n) {
+    const NodeDef& d = def(n);
+    advance(n);
+    st(n) = Status::Running;
+    fl(n) = static_cast<std::uint16_t>(fl(n) & (kGuardPrev | kCooldownArmed | kQueued));
+    emit(TraceKind::Initialize, n);
+
+    Outcome r = Outcome::Running;
+    switch (d.kind) {
+    case NodeKind::Action: {
+        ++mem<std::uint16_t>(n);  // run id: makes older resume handles stale
+        const std::size_t user = t.actions[d.action]->memory_bytes;
+        if (user) std::memset(b + d.memory_offset + 8, 0, user);
+        const auto& spec = *t.actions[d.action];
+        bool ok = true;
+        if (spec.on_initialize) {
+            ActionContext ctx = action_context(n);
+            ok = contained(n, [&] { spec.on_initialize(ctx); });
+            check_abort_request();
+        }
+        if (!ok) {
+            terminate(n, Status::Failure);
+            return Outcome::Failure;
+        }
+        if (has(n, kSuspended)) return Outcome::Running;
+        return update_leaf(n);
+    }
+    case NodeKind::AlwaysSuccess:
+    case NodeKind::AlwaysFailure: {
+        const Status s = d.kind == NodeKind::AlwaysSuccess ? Status::Success : Status::Failure;
+        ++a.stats_.updates;
+        emit(TraceKind::Update, n, s);
+        terminate(n, s);
+        return to_outcome(s);
+    }
+    case NodeKind::Wait:
+        if (d.duration <= 0) {
+            terminate(n, Status::Success);
+            return Outcome::Success;
+        }
+        arm_timer(n, a.clock_ + d.duration);
+        return Outcome::Running;
+    case NodeKind::Sequence:
+    case NodeKind::Filter:
+    case NodeKind::ReactiveSequence: r = sequence_advance(n, d.first_body_child); break;
+    case NodeKind::Selector:
+    case NodeKind::ActiveSelector: r = selector_advance(n, d.first_child); break;
+    case NodeKind::PrioritySelector:
+    case NodeKind::NonPrioritySelector: r = priority_select(n); break;
+    case NodeKind::RandomSelector:
+    case NodeKind::WeightedSelector: {
+        auto& entries = mem<std::uint32_t>(n, 4);
+        ++entries;
+        std::uint64_t rng = splitmix(a.options_.seed ^ (static_cast<std::uint64_t>(n) << 40) ^ (static_cast<std::uint64_t>(entries) << 8));
+        auto* order = &mem<std::uint8_t>(n, 8);
+        const std::uint16_t count = d.child_count;
+        for (std::uint16_t i = 0; i < count; ++i) order[i] = static_cast<std::uint8_t>(i);
+        if (d.kind == NodeKind::RandomSelector) {
+            for (std::uint16_t i = count; i > 1; --i) {  // Fisher-Yates
+                rng = splitmix(rng);
+                const auto j = static_cast<std::uint16_t>(rng % i);
+                std::swap(order[i - 1], order[j]);
+            }
+        } else {
+            // weighted draw without replacement
+            for (std::uint16_t i = 0; i < count; ++i) {
+                double total = 0;
+                for (std::uint16_t k = i; k < count; ++k) total += t.weights[d.first_weight + order[k]];
+                rng = splitmix(rng);
+                double pick = static_cast<double>(rng >> 11) * (1.0 / 9007199254740992.0) * total;
+                std::uint16_t chosen = static_cast<std::uint16_t>(count - 1);
+                for (std::uint16_t k = i; k < count; ++k) {
+                    pick -= t.weights[d.first_weight + order[k]];
+                    if (pick < 0) {
+                        chosen = k;
+                        break;
+                    }
+                }
+                std::swap(order[i], order[chosen]);
+            }
+        }
+        r = random_advance(n, 0);
+        break;
+    }
+    case NodeKind::Parallel:
+    case NodeKind::Monitor: {
+        mem<std::uint16_t>(n, 0) = 0;  // successes
+        mem<std::uint16_t>(n, 2) = 0;  // failures
+        for (NodeIndex c = d.first_child; c != kNoNode; c = def(c).next_sibling) {
+            if (!is_body_child(n, c)) continue;
+            const Outcome o = start_child(n, c);
+            if (o == Outcome::Running) continue;
+            if (o == Outcome::Success) ++mem<std::uint16_t>(n, 0);
+            else ++mem<std::uint16_t>(n, 2);
+            r = parallel_react(n, false);
+            if (r != Outcome::Running) break;
+        }
+        if (r == Outcome::Running) r = parallel_react(n, true);
+        break;
+    }
+    case NodeKind::Inverter:
+    case NodeKind::ForceSuccess:
+    case NodeKind::ForceFailure:
+    case NodeKind::Repeat:
+    case NodeKind::Retry:
+    case NodeKind::Loop:
+    case NodeKind::Cooldown: {
+        if (d.kind == NodeKind::Repeat || d.kind == NodeKind::Retry || d.kind == NodeKind::Loop) mem<std::uint32_t>(n) = 0;
+        const Outcome o = start_child(n, d.first_child);
+        if (o != Outcome::Running) r = decorator_react(n, d.first_child, to_status(o));
+        break;
+    }
+    case NodeKind::Timeout: {
+        arm_timer(n, a.clock_ + d.duration);
+        const Outcome o = start_child(n, d.first_child);
+        if (o != Outcome::Running) r = to_outcome(to_status(o));
+        break;
+    }
+    case NodeKind::Delay:
+        if (d.duration <= 0) {
+            const Outcome o = start_child(n, d.first_child);
+            if (o != Outcome::Running) r = to_outcome(to_status(o));
+        } else {
+            arm_timer(n, a.clock_ + d.duration);
+        }
+        break;
+    case NodeKind::Condition: break;  // never entered: evaluated by start_child
+    }
+    if (r != Outcome::Running) {
+        terminate(n, to_status(r));
+        return r == Outcome::Skipped ? Outcome::Failure : r;
+    }
+    return Outcome::Running;
+}
+
+// ---- composites ---------------------------------------------------------------------------------------
+
+Outcome Runtime::sequence_advance(NodeIndex p, NodeIndex from) {
+    for (NodeIndex c = from; c != kNoNode; c = def(c).next_sibling) {
+        cursor(p) = c;
+        const Outcome o = start_child(p, c);
+        if (o == Outcome::Running) return o;
+        if (o != Outcome::Success) return Outcome::Failure;
+    }
+    return Outcome::Success;
+}
+
+Outcome Runtime::selector_advance(NodeIndex p, NodeIndex from) {
+    for (NodeIndex c = from; c != kNoNode; c = def(c).next_sibling) {
+        cursor(p) = c;
+        const Outcome o = start_child(p, c);
+        if (o == Outcome::Running) {
+            mark_lower_guards_live(p, c);
+            return o;
+        }
+        if (o == Outcome::Success) return o;
+    }
+    return Outcome::Failure;
+}
+
+Outcome Runtime::priority_select(NodeIndex p) {
+    for (NodeIndex c = def(p).first_child; c != kNoNode; c = def(c).next_sibling) {
+        cursor(p) = c;
+        const Outcome o = start_child(p, c);
+        if (o == Outcome::Skipped) continue;
+        if (o == Outcome::Running) mark_lower_guards_live(p, c);
+        return o;  // ends with the status of the child it ran
+    }
+    return Outcome::Failure;
+}
+
+Outcome Runtime::random_advance(NodeIndex p, std::uint16_t from_rank) {
+    const auto* order = &mem<std::uint8_t>(p, 8);
+    for (std::uint16_t rank = from_rank; rank < def(p).child_count; ++rank) {
+        mem<std::uint16_t>(p, 0) = rank;
+        const NodeIndex c = nth_child(p, order[rank]);
+        const Outcome o = start_child(p, c);
+        if (o == Outcome::Running || o == Outcome::Success) return o;
+    }
+    return Outcome::Failure;
+}
+
+Outcome Runtime::parallel_react(NodeIndex p, bool all_started) {
+    const NodeDef& d = def(p);
+    const auto successes = mem<std::uint16_t>(p, 0);
+    const auto failures = mem<std::uint16_t>(p, 2);
+    Outcome r = Outcome::Running;
+    if (successes >= d.count) r = Outcome::Success;
+    else if (failures >= d.count2) r = Outcome::Failure;
+    else if (all_started) {
+        bool any_active = false;
+        for (NodeIndex c = d.first_child; c != kNoNode; c = def(c).next_sibling)
+            if (is_body_child(p, c) && (running(c) || has(c, kStartPending))) any_active = true;
+        if (!any_active) r = Outcome::Failure;  // every child ended without meeting a policy
+    }
+    if (r != Outcome::Running) abort_range(static_cast<NodeIndex>(p + 1), d.end);  // finishing early aborts the rest
+    return r;
+}
+
+Outcome Runtime::decorator_react(NodeIndex p, NodeIndex c, Status s) {
+    const NodeDef& d = def(p);
+    auto& count = mem<std::uint32_t>(p);
+    switch (d.kind) {
+    case NodeKind::Inverter: return s == Status::Success ? Outcome::Failure : Outcome::Success;
+    case NodeKind::ForceSuccess: return Outcome::Success;
+    case NodeKind::ForceFailure: return Outcome::Failure;
+    case NodeKind::Repeat:
+        if (s != Status::Success) return Outcome::Failure;
+        ++count;
+        if (d.count != kForever && count >= static_cast<std::uint32_t>(d.count)) return Outcome::Success;
+        break;
+    case NodeKind::Retry:
+        if (s == Status::Success) return Outcome::Success;
+        ++count;
+        if (count >= static_cast<std::uint32_t>(d.count)) return Outcome::Failure;
+        break;
+    case NodeKind::Loop:
+        ++count;
+        if (d.count != kForever && count >= static_cast<std::uint32_t>(d.count)) return to_outcome(s);
+        break;
+    default: return to_outcome(s);  // Cooldown, Timeout, Delay pass the child's status through
+    }
+    // Restart the child. A child the walk has passed begins next tick (start_child defers it).
+    const Outcome o = start_child(p, c);
+    if (o == Outcome::Running) return o;
+    return decorator_react(p, c, to_status(o));
+}
+
+// ---- ending nodes -------------------------------------------------------------------------------------
+
+void Runtime::terminate(NodeIndex n, Status s) {
+    const NodeDef& d = def(n);
+    if (d.kind == NodeKind::Cooldown) {
+        set(n, kCooldownArmed);
+        deadline(n) = a.clock_ + d.duration;
+        if (event_mode() && deadline(n) < a.next_deadline_) a.next_deadline_ = deadline(n);
+    }
+    if (event_mode() && has(n, kQueued)) dequeue(n);
+    fl(n) = static_cast<std::uint16_t>(fl(n) & (kGuardPrev | kCooldownArmed));
+    st(n) = s;
+    emit(TraceKind::Terminate, n, s);
+    if (d.kind == NodeKind::Action) {
+        const auto& spec = *t.actions[d.action];
+        if (spec.on_terminate) {
+            ActionContext ctx = action_context(n);
+            contained(n, [&] { spec.on_terminate(ctx, s); });
+            check_abort_request();
+        }
+    }
+}
+
+void Runtime::complete(NodeIndex n, Status s) {
+    terminate(n, s);
+    if (parent(n) == kNoNode) root_done(s);
+    else child_done(parent(n), n, s, false);
+}
+
+void Runtime::root_done(Status) {
+    if (a.options_.restart_on_end) {
+        // The walk has passed the root: the new run begins next tick.
+        set(0, kStartPending);
+        if (event_mode()) enqueue(0);
+    } else {
+        a.stopped_ = true;
+    }
+}
+
+void Runtime::child_done(NodeIndex p, NodeIndex c, Status s, bool cut) {
+    if (!running(p)) return;
+    const NodeDef& d = def(p);
+    Outcome r = Outcome::Running;
+    switch (d.kind) {
+    case NodeKind::Sequence:
+    case NodeKind::Filter:
+    case NodeKind::ReactiveSequence:
+        r = s == Status::Success ? sequence_advance(p, def(c).next_sibling) : Outcome::Failure;
+        break;
+    case NodeKind::Selector:
+    case NodeKind::ActiveSelector:
+        r = s == Status::Success ? Outcome::Success : selector_advance(p, def(c).next_sibling);
+        break;
+    case NodeKind::PrioritySelector:
+    case NodeKind::NonPrioritySelector:
+        r = cut ? priority_select(p) : to_outcome(s);
+        break;
+    case NodeKind::RandomSelector:
+    case NodeKind::WeightedSelector:
+        r = s == Status::Success ? Outcome::Success : random_advance(p, static_cast<std::uint16_t>(mem<std::uint16_t>(p, 0) + 1));
+        break;
+    case NodeKind::Parallel:
+    case NodeKind::Monitor:
+        if (s == Status::Success) ++mem<std::uint16_t>(p, 0);
+        else ++mem<std::uint16_t>(p, 2);
+        r = parallel_react(p, true);
+        break;
+    case NodeKind::Timeout:
+        clear(p, kTimerArmed | kTimerDue);
+        r = to_outcome(s);
+        break;
+    default: r = decorator_react(p, c, s); break;
+    }
+    if (r != Outcome::Running) complete(p, to_status(r));
+}
+
+void Runtime::abort_range(NodeIndex first, NodeIndex end) {
+    for (NodeIndex i = end; i-- > first;) {
+        if (running(i)) {
+            terminate(i, Status::Aborted);
+        } else if (has(i, kStartPending)) {
+            clear(i, kStartPending);
+            if (event_mode() && has(i, kQueued)) dequeue(i);
+        }
+    }
+}
+
+void Runtime::abort_all() {
+    aborting = true;
+    abort_range(0, static_cast<NodeIndex>(t.nodes.size()));
+    if (event_mode()) queue_reset();
+    for (NodeIndex i = 0; i < t.nodes.size(); ++i) fl(i) = static_cast<std::uint16_t>(fl(i) & (kGuardPrev | kCooldownArmed));
+    aborting = false;
+    a.abort_requested_ = false;
+    a.stopped_ = false;
+    root_done(Status::Aborted);
+}
+
+// ---- leaves, timers, resumes ----------------------------------------------------------------------------
+
+Outcome Runtime::update_leaf(NodeIndex n) {
+    advance(n);
+    const auto& spec = *t.actions[def(n).action];
+    ActionContext ctx = action_context(n);
+    Status s = Status::Failure;
+    const bool ok = contained(n, [&] { s = spec.update(ctx); });
+    ++a.stats_.updates;
+    if (ok && s != Status::Running && s != Status::Success && s != Status::Failure) {
+        emit(TraceKind::Error, n, Status::Failure, false, "update returned an invalid status");
+        s = Status::Failure;
+    }
+    if (!ok) s = Status::Failure;
+    emit(TraceKind::Update, n, s);
+    check_abort_request();
+    if (s == Status::Running) {
+        if (!has(n, kSuspended) && event_mode()) enqueue(n);  // updated again next frame
+        return Outcome::Running;
+    }
+    clear(n, kSuspended);
+    terminate(n, s);
+    return to_outcome(s);
+}
+
+void Runtime::step_leaf(NodeIndex n) {
+    const Outcome o = update_leaf(n);
+    if (o == Outcome::Running) return;
+    if (parent(n) == kNoNode) root_done(to_status(o));
+    else child_done(parent(n), n, to_status(o), false);
+}
+
+void Runtime::arm_timer(NodeIndex n, TimePoint when) {
+    deadline(n) = when;
+    set(n, kTimerArmed);
+    if (event_mode() && when < a.next_deadline_) a.next_deadline_ = when;
+}
+
+void Runtime::fire_timer(NodeIndex n) {
+    const NodeDef& d = def(n);
+    clear(n, kTimerArmed | kTimerDue);
+    ++a.stats_.timers_fired;
+    switch (d.kind) {
+    case NodeKind::Wait: complete(n, Status::Success); break;
+    case NodeKind::Timeout:
+        abort_range(static_cast<NodeIndex>(n + 1), d.end);
+        complete(n, Status::Failure);
+        break;
+    case NodeKind::Delay: {
+        const Outcome o = start_child(n, d.first_child);
+        if (o != Outcome::Running) complete(n, to_status(o));
+        break;
+    }
+    default: break;
+    }
+}
+
+void Runtime::finish_resume(NodeIndex n) {
+    const Status s = has(n, kResumeSuccess) ? Status::Success : Status::Failure;
+    clear(n, kResumePending | kResumeSuccess | kSuspended);
+    complete(n, s);
+}
+
+// ---- guard checks, aborts and switches -------------------------------------------------------------------
+
+void Runtime::mark_lower_guards_live(NodeIndex p, NodeIndex current) {
+    // Guards of higher-priority children become live for LowerPriority aborts now. Their last value
+    // may be old (evaluated before a stretch where they were not live), so they are re-checked when
+    // the walk next reaches the parent, as polling does.
+    if (!event_mode()) return;
+    bool any = false;
+    for (NodeIndex c = def(p).first_child; c != current; c = def(c).next_sibling) {
+        const GuardDef* g = t.guard_of(c);
+        if (g && has_lower(g->mode)) {
+            set(c, kGuardDirty);
+            any = true;
+        }
+    }
+    if (any) {
+        set(p, kChildGuardsDirty);
+        enqueue(p);
+    }
+}
+
+void Runtime::self_cut(NodeIndex g) {
+    abort_range(static_cast<NodeIndex>(g + 1), def(g).end);
+    terminate(g, Status::Failure);
+    if (parent(g) == kNoNode) root_done(Status::Failure);
+    else child_done(parent(g), g, Status::Failure, true);
+}
+
+void Runtime::lower_priority_switch(NodeIndex p, NodeIndex h) {
+    const NodeIndex current = cursor(p);
+    abort_range(current, def(current).end);
+    cursor(p) = h;
+    // The guard just evaluated true stands for the branch: it is entered without re-evaluation.
+    const Outcome o = enter(h);
+    if (o == Outcome::Running) return;
+    const NodeKind k = def(p).kind;
+    Outcome r;
+    if (k == NodeKind::PrioritySelector || k == NodeKind::NonPrioritySelector) r = o;
+    else r = o == Outcome::Success ? Outcome::Success : selector_advance(p, def(h).next_sibling);
+    if (r != Outcome::Running) complete(p, to_status(r));
+}
+
+void Runtime::check_guards_at(NodeIndex p, bool only_dirty) {
+    // 1. The root's own Self guard is checked at the root's position.
+    if (p == 0 && running(0)) {
+        const GuardDef* g = t.guard_of(0);
+        if (g && has_self(g->mode) && (!only_dirty || has(0, kGuardDirty))) {
+            const bool prev = has(0, kGuardPrev);
+            if (!eval_guard(0) && prev) {
+                self_cut(0);
+                return;
+            }
+        }
+    }
+    if (!running(p)) return;
+    const NodeDef& d = def(p);
+    // 2. Guards of the children, in child order.
+    if (cursor_based(d.kind)) {
+        const NodeIndex current = cursor(p);
+        for (NodeIndex c = d.first_child; c != kNoNode && c <= current; c = def(c).next_sibling) {
+            const GuardDef* g = t.guard_of(c);
+            if (!g || (only_dirty && !has(c, kGuardDirty))) continue;
+            if (c < current && has_lower(g->mode)) {
+                const bool prev = has(c, kGuardPrev);
+                if (eval_guard(c) && !prev) {
+                    lower_priority_switch(p, c);
+                    return;
+                }
+            } else if (c == current && running(c) && has_self(g->mode)) {
+                const bool prev = has(c, kGuardPrev);
+                if (!eval_guard(c) && prev) {
+                    self_cut(c);
+                    return;
+                }
+            }
+        }
+    } else {
+        for (NodeIndex c = d.first_child; c != kNoNode; c = def(c).next_sibling) {
+            const GuardDef* g = t.guard_of(c);
+            if (!g || !running(c) || !has_self(g->mode) || (only_dirty && !has(c, kGuardDirty))) continue;
+            const bool prev = has(c, kGuardPrev);
+            if (!eval_guard(c) && prev) {
+                self_cut(c);
+                if (!running(p)) return;
+            }
+        }
+    }
+    // 3. A ReactiveSequence re-checks the conditions it has passed.
+    if (d.kind == NodeKind::ReactiveSequence && d.has_reactive_conditions && running(p) &&
+        (!only_dirty || has(p, kReactiveDirty))) {
+        clear(p, kReactiveDirty);
+        const NodeIndex current = cursor(p);
+        for (NodeIndex c = d.first_body_child; c != kNoNode && c < current; c = def(c).next_sibling) {
+            if (def(c).kind != NodeKind::Condition) continue;
+            if (!eval_condition_node(c, false)) {
+                abort_range(static_cast<NodeIndex>(p + 1), d.end);
+                terminate(p, Status::Failure);
+                if (parent(p) == kNoNode) root_done(Status::Failure);
+                else child_done(parent(p), p, Status::Failure, true);
+                return;
+            }
+        }
+    }
+}
+
+}  // namespace ebt::detail

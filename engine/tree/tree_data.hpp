@@ -1,0 +1,166 @@
+// The compiled, flat form of a tree definition (private to the engine).
+//
+// Built once by TreeBuilder::end(), then immutable and shared by every agent of the tree. Nodes are
+// in pre-order; a node's children are the contiguous range [first_child, end) walked by `next`
+// sibling links, and its whole subtree is [index, end). The layout of the per-agent state block is
+// computed here too (see AgentLayout).
+#pragma once
+
+#include <ebt/builder.hpp>
+#include <ebt/registry.hpp>
+#include <ebt/tree.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ebt::detail {
+
+/// Postfix predicate program: conditions and constants push a bool, operators combine.
+enum class PredOp : std::uint8_t { Condition, KeyIs, True, False, Not, And, Or, Xor };
+struct PredInstr {
+    PredOp op;
+    bool expected = true;   // KeyIs: the value the bool key must have
+    std::uint32_t arg = 0;  // Condition: index into TreeData::condition_uses; KeyIs: key id
+};
+struct PredRange {
+    std::uint32_t first = 0;
+    std::uint32_t count = 0;  // 0 = no predicate (true)
+};
+
+/// One use of a registered condition inside a predicate: which spec, and its port bindings.
+struct ConditionUse {
+    std::uint32_t spec = 0;           // index into TreeData::conditions
+    std::uint32_t first_binding = 0;  // into TreeData::bindings
+    std::uint16_t binding_count = 0;
+};
+
+/// A node's guard: whether the branch may be entered, and when it aborts work (docs/semantics.md).
+struct GuardDef {
+    PredRange precondition;                 // the node's attached precondition
+    std::uint32_t first_condition_node = 0;  // into TreeData::guard_condition_nodes: leading / monitor conditions
+    std::uint16_t condition_node_count = 0;
+    bool cooldown = false;                   // the node is a Cooldown: false while cooling
+    AbortMode mode = AbortMode::None;
+};
+
+// Per-node flags kept in the agent's state block (16 bits per node).
+enum NodeFlag : std::uint16_t {
+    kQueued = 1 << 0,             // event mode: in the scheduler queue
+    kStartPending = 1 << 1,       // a (re)start waits for the walk to reach the node (next tick)
+    kTimerArmed = 1 << 2,         // Wait / Timeout / Delay deadline armed
+    kTimerDue = 1 << 3,           // event mode: deadline reached, fire when the walk reaches the node
+    kSuspended = 1 << 4,          // action suspended itself
+    kResumePending = 1 << 5,      // resume() received; ends when the walk reaches the node
+    kResumeSuccess = 1 << 6,      // the status given to resume()
+    kGuardPrev = 1 << 7,          // this node's guard: last evaluated value
+    kGuardDirty = 1 << 8,         // event mode: this node's guard must be re-evaluated at its position
+    kChildGuardsDirty = 1 << 9,   // event mode: a child's guard (or own reactive conditions) is dirty
+    kReactiveDirty = 1 << 10,     // event mode: ReactiveSequence's passed conditions must be re-checked
+    kCooldownArmed = 1 << 11,     // Cooldown: cooling timer armed (survives restarts)
+    kCutByGuard = 1 << 12,        // transient: the node's run was ended by its own Self guard
+};
+
+struct NodeDef {
+    NodeKind kind = NodeKind::Action;
+    NodeIndex parent = kNoNode;
+    NodeIndex first_child = kNoNode;
+    NodeIndex next_sibling = kNoNode;
+    NodeIndex end = 0;                 // one past the last node of the subtree
+    std::uint16_t child_count = 0;
+    std::uint16_t child_position = 0;  // index among its parent's children
+    std::uint16_t guard = 0xFFFF;      // index into TreeData::guards, or 0xFFFF
+    std::uint32_t memory_offset = 0;   // node memory in the agent block
+    std::int32_t count = 0;            // Repeat/Retry/Loop times; Parallel success threshold
+    std::int32_t count2 = 0;           // Parallel failure threshold
+    std::int64_t duration = 0;         // microseconds
+    std::uint32_t action = 0;          // Action: index into TreeData::actions
+    std::uint32_t first_binding = 0;   // Action: port bindings
+    std::uint16_t binding_count = 0;
+    PredRange predicate;               // Condition: what it evaluates
+    NodeIndex first_body_child = kNoNode;  // first child that is not part of the node's guard
+    std::uint32_t first_weight = 0;    // WeightedSelector: into TreeData::weights
+    bool has_reactive_conditions = false;  // ReactiveSequence with condition children after its guard
+    std::string label;                 // action/condition name or user label
+};
+
+/// Offsets of the per-agent state block. All offsets in bytes from the block start.
+struct AgentLayout {
+    std::uint32_t status_offset = 0;  // std::uint8_t[n]
+    std::uint32_t flags_offset = 0;   // std::uint16_t[n]
+    std::uint32_t queue_offset = 0;   // std::uint16_t[n + 1]: event-mode ring buffer incl. end-of-frame marker
+    std::uint32_t queue_capacity = 0;
+    std::uint32_t engine_bytes = 0;   // end of engine state (node memory included)
+    std::uint32_t blackboard_offset = 0;
+    std::uint32_t block_bytes = 0;    // total, a multiple of 16
+};
+
+/// The builder's source form of one node, kept so that a tree can be inlined as a subtree of
+/// another (with keys remapped) and, later, saved back to a file.
+struct SourceNode {
+    NodeKind kind = NodeKind::Action;
+    std::string name;                     // action / condition name (empty for built-ins)
+    std::string label;
+    std::shared_ptr<const ActionSpec> action_spec;
+    std::shared_ptr<const ConditionSpec> condition_spec;
+    Bindings bindings;                    // port -> key name, resolved (every port listed)
+    std::shared_ptr<const Predicate::Node> predicate;     // Condition nodes
+    std::shared_ptr<const Predicate::Node> precondition;  // any node
+    bool has_abort = false;
+    AbortMode abort = AbortMode::None;
+    std::int32_t count = 0;
+    std::int32_t count2 = 0;
+    std::int64_t duration = 0;
+    std::vector<double> weights;
+    std::vector<std::uint32_t> children;  // indices into the source vector
+};
+
+/// A predicate tree node (build-time form of Predicate).
+}  // namespace ebt::detail
+
+namespace ebt {
+struct Predicate::Node {
+    detail::PredOp op = detail::PredOp::True;
+    std::string name;       // Condition: registered name; KeyIs: key name
+    bool expected = true;   // KeyIs
+    Bindings bindings;      // Condition (resolved to every port when compiled)
+    std::shared_ptr<const ConditionSpec> spec;  // Condition: resolved spec (set when added to a builder)
+    std::shared_ptr<const Node> a, b;
+};
+}  // namespace ebt
+
+namespace ebt::detail {
+
+/// Who must re-evaluate when a key changes: the guard of `node`, or (reactive) the passed conditions
+/// of the ReactiveSequence `node`.
+struct KeyWatcher {
+    NodeIndex node;
+    bool reactive;
+};
+
+struct TreeData {
+    std::string name;
+    std::vector<NodeDef> nodes;
+    std::vector<GuardDef> guards;
+    std::vector<NodeIndex> guard_condition_nodes;
+    std::vector<PredInstr> predicates;
+    std::vector<ConditionUse> condition_uses;
+    std::vector<KeyId> bindings;
+    std::vector<std::shared_ptr<const ActionSpec>> actions;
+    std::vector<std::shared_ptr<const ConditionSpec>> conditions;
+    std::vector<double> weights;
+    BlackboardSchema schema;
+    std::vector<std::uint32_t> watch_first;  // per key: range into `watchers` (size = keys + 1)
+    std::vector<KeyWatcher> watchers;
+    std::vector<NodeIndex> timer_nodes;      // Wait, Timeout, Delay, Cooldown
+    AgentLayout layout;
+    std::vector<SourceNode> source;          // source[0] is the root
+    std::vector<std::string> source_key_order;  // declared keys (names), for subtree inlining
+
+    const NodeDef& node(NodeIndex i) const { return nodes[i]; }
+    const GuardDef* guard_of(NodeIndex i) const {
+        return nodes[i].guard == 0xFFFF ? nullptr : &guards[nodes[i].guard];
+    }
+};
+
+}  // namespace ebt::detail

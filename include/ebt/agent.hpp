@@ -1,0 +1,122 @@
+// Agent: one NPC's run of a shared tree definition.
+//
+// An Agent owns only per-agent state: every node's status and small runtime memory, its scheduler
+// queue and its blackboard values, all in one block laid out by the definition (one allocation).
+// It is ticked by game code with the frame's `dt`; each tick follows the walk rule of
+// docs/semantics.md in either mode:
+//   - Mode::Polling walks the running part of the tree from the root every tick (the reference);
+//   - Mode::Event touches only what has work: running leaves that update, due timers, guards whose
+//     keys changed, resumed actions (the per-agent scheduler queue).
+// Both modes produce the same lifecycle trace for trees whose conditions read only the blackboard.
+//
+// Ownership and threads: an Agent keeps its Tree alive. It is not thread-safe: tick it, resume it and
+// write its blackboard from one thread at a time. Agents of the same Tree may live on different threads.
+//
+// Re-entrancy: from inside a tick (an action, a condition, a ChangeBus slot, a listener) game code may
+// write the blackboard, resume suspended actions and call abort(); tick() itself is not re-entrant
+// and throws UsageError if called from inside a tick. User code that throws inside a tick is contained:
+// the node fails, the error is reported to the listener (TraceKind::Error), and the agent and its
+// blackboard stay usable. tick() never throws because of user code.
+#pragma once
+
+#include <ebt/blackboard.hpp>
+#include <ebt/registry.hpp>
+#include <ebt/trace.hpp>
+#include <ebt/tree.hpp>
+
+#include <cstddef>
+#include <memory>
+
+namespace ebt {
+
+namespace detail {
+struct Runtime;
+}
+
+enum class Mode : std::uint8_t { Polling, Event };
+const char* to_string(Mode mode) noexcept;
+
+struct AgentOptions {
+    Mode mode = Mode::Event;
+    std::uint64_t seed = 0;             // random and weighted selectors draw from (seed, node, entry count)
+    bool restart_on_end = true;         // when the root's run ends, start afresh on the next tick
+    TraceListener* listener = nullptr;  // not owned; must outlive the agent or be reset first
+    ChangeBus* bus = nullptr;           // not owned; blackboard changes are emitted there when set
+};
+
+/// Counters kept by every agent (cheap enough to leave on). Totals since creation.
+struct AgentStats {
+    std::uint32_t nodes_visited = 0;     // work items processed (event) / running nodes walked (polling)
+    std::uint32_t guards_evaluated = 0;  // guard and condition evaluations
+    std::uint32_t updates = 0;           // leaf update calls
+    std::uint32_t timers_fired = 0;
+};
+
+class Agent {
+public:
+    explicit Agent(Tree tree, AgentOptions options = {});
+    ~Agent();
+    Agent(Agent&& other) noexcept;
+    Agent& operator=(Agent&& other) noexcept;
+    Agent(const Agent&) = delete;
+    Agent& operator=(const Agent&) = delete;
+
+    /// Advances the agent clock by `dt` and runs one tick. Returns the root's status afterwards.
+    Status tick(Duration dt);
+    Status tick(double dt_seconds) { return tick(Duration(static_cast<std::int64_t>(dt_seconds * 1e6 + 0.5))); }
+
+    /// Ends the current run: every running node ends Aborted, leaves first. The tree starts afresh on
+    /// the next tick (or stays stopped when restart_on_end is false). Called from inside a tick, it
+    /// takes effect as soon as the calling user function returns, and ends that tick.
+    void abort();
+
+    /// Finishes a suspended action with `status` (Success or Failure). The action ends when the walk
+    /// reaches it: this tick if it has not been passed yet, otherwise the next tick. Returns false,
+    /// changing nothing, when the handle is stale (the run ended or was already resumed) or belongs
+    /// to another agent. Throws UsageError for a status other than Success or Failure.
+    bool resume(const ResumeHandle& handle, Status status);
+
+    /// After the root ended with restart_on_end false, starts the tree again on the next tick.
+    void restart();
+
+    Status status() const;                  // the root's status
+    Status status(NodeIndex node) const;    // any node's status
+    TimePoint now() const noexcept { return clock_; }
+    std::uint64_t ticks() const noexcept { return ticks_; }
+    Blackboard& blackboard() noexcept { return blackboard_; }
+    const Blackboard& blackboard() const noexcept { return blackboard_; }
+    const Tree& tree() const noexcept { return tree_; }
+    Mode mode() const noexcept { return options_.mode; }
+    const AgentStats& stats() const noexcept { return stats_; }
+    bool in_tick() const noexcept { return in_tick_; }
+    void set_listener(TraceListener* listener) noexcept { options_.listener = listener; }
+    std::uint64_t serial() const noexcept { return serial_; }
+
+    /// Bytes of state this agent uses: the Agent object plus its state block (nodes, queue, blackboard).
+    std::size_t memory_bytes() const noexcept;
+
+private:
+    friend struct detail::Runtime;
+    friend class Blackboard;
+    friend class ActionContext;
+
+    void on_blackboard_change(KeyId key);
+
+    Tree tree_;
+    std::unique_ptr<std::max_align_t[]> block_;
+    Blackboard blackboard_;
+    AgentOptions options_;
+    std::uint64_t serial_ = 0;
+    TimePoint clock_ = 0;
+    TimePoint next_deadline_ = 0;
+    std::uint64_t ticks_ = 0;
+    AgentStats stats_;
+    std::int32_t walk_pos_ = -1;      // how far this tick's walk has come (pre-order index), -1 between ticks
+    std::uint16_t queue_head_ = 0;    // event mode: ring buffer of node indices in tree order
+    std::uint16_t queue_size_ = 0;
+    bool in_tick_ = false;
+    bool abort_requested_ = false;
+    bool stopped_ = false;
+};
+
+}  // namespace ebt

@@ -1,0 +1,181 @@
+// The blackboard: typed, declared per-agent data that conditions read and actions write.
+//
+// A tree definition declares its keys (name, type, initial value) in a BlackboardSchema. Every agent
+// gets its own Blackboard whose values live in the agent's state block, laid out by the schema.
+// Keys are interned: a Key<T> is a small id checked against the schema's declared type. Reading or
+// writing a missing or mistyped key throws ebt::UsageError; there is never a silent default.
+//
+// Writing a value equal to the current one is not a change. A change
+//   1. wakes the owning agent's guards that read the key (the engine's own wake path, a direct call),
+//   2. is then emitted on the agent's ChangeBus (Boost.Signals2), where game code and tools subscribe.
+// See docs/architecture.md, "Blackboard changes", for why the engine does not use one signal per key.
+//
+// Thread-safety: none. A blackboard belongs to its agent and is used on the thread that ticks it.
+#pragma once
+
+#include <ebt/status.hpp>
+
+#include <boost/signals2/dummy_mutex.hpp>
+#include <boost/signals2/signal.hpp>
+#include <boost/signals2/signal_type.hpp>
+
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <typeinfo>
+#include <vector>
+
+namespace ebt {
+
+class Agent;
+class Blackboard;
+
+using KeyId = std::uint16_t;
+inline constexpr KeyId kNoKey = 0xFFFF;
+
+/// Run-time description of a blackboard value type. One instance per C++ type (see type_of<T>()).
+struct TypeInfo {
+    const char* name;
+    std::size_t size;
+    std::size_t align;
+};
+
+namespace detail {
+template <class T> constexpr const char* type_display_name() {
+    if constexpr (std::is_same_v<T, bool>) return "bool";
+    else if constexpr (std::is_same_v<T, int>) return "int";
+    else if constexpr (std::is_same_v<T, unsigned>) return "unsigned";
+    else if constexpr (std::is_same_v<T, long>) return "long";
+    else if constexpr (std::is_same_v<T, long long>) return "long long";
+    else if constexpr (std::is_same_v<T, float>) return "float";
+    else if constexpr (std::is_same_v<T, double>) return "double";
+    else return nullptr;
+}
+template <class T> struct TypeTag {
+    static inline const TypeInfo info{type_display_name<T>() ? type_display_name<T>() : typeid(T).name(),
+                                      sizeof(T), alignof(T)};
+};
+}  // namespace detail
+
+/// The TypeInfo of a blackboard value type. Blackboard values must be trivially copyable and
+/// equality-comparable (numbers, enums, ids, small structs such as a 2D position).
+template <class T> const TypeInfo* type_of() {
+    static_assert(std::is_trivially_copyable_v<T>, "blackboard values must be trivially copyable");
+    static_assert(alignof(T) <= 16, "blackboard values must not need more than 16-byte alignment");
+    return &detail::TypeTag<T>::info;
+}
+
+/// A typed, interned blackboard key. Obtain one from Tree::key<T>() or Blackboard::key<T>().
+template <class T> struct Key {
+    KeyId id = kNoKey;
+    friend bool operator==(Key, Key) = default;
+};
+
+/// One declared entry of a schema.
+struct KeyInfo {
+    std::string name;
+    const TypeInfo* type = nullptr;
+    std::uint32_t offset = 0;  // byte offset of the value in the agent's blackboard storage
+};
+
+/// The declared keys of a tree: names, types, layout and initial values. Immutable once the tree is
+/// built; shared by every agent of the tree.
+class BlackboardSchema {
+public:
+    /// Declares a key (used by the builder). Throws BuildError on a duplicate name.
+    template <class T> KeyId declare(std::string name, const T& initial) {
+        const KeyId id = declare_raw(std::move(name), type_of<T>());
+        std::memcpy(defaults_.data() + keys_[id].offset, &initial, sizeof(T));
+        return id;
+    }
+    KeyId declare_raw(std::string name, const TypeInfo* type, const void* initial = nullptr);
+
+    /// The id of `name`, or kNoKey.
+    KeyId find(std::string_view name) const noexcept;
+    std::size_t size() const noexcept { return keys_.size(); }
+    const KeyInfo& info(KeyId id) const { return keys_.at(id); }
+    const std::vector<KeyInfo>& keys() const noexcept { return keys_; }
+    /// Bytes of value storage each agent needs (a multiple of 16).
+    std::size_t storage_size() const noexcept { return defaults_.size(); }
+    const std::byte* defaults() const noexcept { return defaults_.data(); }
+
+    /// Checked lookup used by typed access: throws UsageError naming the key and both types.
+    KeyId require(std::string_view name, const TypeInfo* type) const;
+    void require(KeyId id, const TypeInfo* type) const;
+
+private:
+    std::vector<KeyInfo> keys_;
+    std::vector<std::byte> defaults_;
+};
+
+/// What a ChangeBus slot receives. Valid only during the call.
+struct BlackboardChange {
+    const Blackboard& blackboard;
+    KeyId key;
+    std::string_view name;
+    Agent* agent;  // the agent owning the blackboard (nullptr for a free-standing blackboard)
+};
+
+/// One Boost.Signals2 signal carrying blackboard changes of many agents to game code and tools.
+/// Share one bus between all agents of a world: the bus, not each agent, pays for the signal.
+/// Slots run synchronously inside the write that caused them; a slot may write other keys (a
+/// change listener writing another key is defined: see docs/semantics.md, "Re-entrancy").
+/// Thread-safety: uses dummy_mutex; connect, disconnect and emit on the simulation thread only.
+class ChangeBus {
+public:
+    using Signal = boost::signals2::signal_type<
+        void(const BlackboardChange&),
+        boost::signals2::keywords::mutex_type<boost::signals2::dummy_mutex>>::type;
+
+    Signal& changes() noexcept { return signal_; }
+    /// Convenience: connect a slot. Keep the returned connection (or a scoped_connection) to disconnect.
+    template <class F> boost::signals2::connection subscribe(F&& slot) {
+        return signal_.connect(std::forward<F>(slot));
+    }
+
+private:
+    Signal signal_;
+};
+
+/// An agent's blackboard: typed access to its values. Owned by an Agent (see Agent::blackboard()).
+class Blackboard {
+public:
+    template <class T> Key<T> key(std::string_view name) const { return Key<T>{schema_->require(name, type_of<T>())}; }
+
+    template <class T> const T& get(Key<T> key) const {
+        schema_->require(key.id, type_of<T>());
+        return *reinterpret_cast<const T*>(values_ + schema_->info(key.id).offset);
+    }
+    template <class T> const T& get(std::string_view name) const { return get(key<T>(name)); }
+
+    /// Writes `value`; returns true when it changed the stored value (and so emitted a change).
+    template <class T> bool set(Key<T> key, const T& value) {
+        schema_->require(key.id, type_of<T>());
+        T* slot = reinterpret_cast<T*>(values_ + schema_->info(key.id).offset);
+        if (*slot == value) return false;
+        *slot = value;
+        changed(key.id);
+        return true;
+    }
+    template <class T> bool set(std::string_view name, const T& value) { return set(key<T>(name), value); }
+
+    const BlackboardSchema& schema() const noexcept { return *schema_; }
+    Agent* agent() const noexcept { return agent_; }
+
+    /// Raw access for engine internals and tools (debug views, state hashing).
+    const std::byte* raw_values() const noexcept { return values_; }
+
+private:
+    friend class Agent;
+    Blackboard() = default;
+    void changed(KeyId id);
+
+    const BlackboardSchema* schema_ = nullptr;
+    std::byte* values_ = nullptr;
+    Agent* agent_ = nullptr;
+    ChangeBus* bus_ = nullptr;
+};
+
+}  // namespace ebt

@@ -1,0 +1,150 @@
+// TreeBuilder: the seeds' fluent pre-order builder.
+//
+//   ebt::Tree tree = ebt::TreeBuilder("guard", registry)
+//       .key<bool>("enemy_seen").key<bool>("health_low").key<bool>("enemy_dead")
+//       .active_selector()
+//           .sequence()
+//               .check("enemy_seen")
+//               ...
+//           .back()
+//           .action("Patrol")
+//       .end();
+//
+// Composites and decorators open a node that collects children until back() closes it; leaves are
+// added to the open node. Modifiers (precondition, abort, label) apply to the node added last.
+// end() closes the root and returns the immutable Tree. Any misuse (a decorator given two children,
+// end() with open nodes, an unknown action, condition or key, a port of the wrong type, a
+// LowerPriority abort where no lower-priority sibling can exist, ...) throws ebt::BuildError naming
+// the tree, the node path and the problem.
+//
+// An Inverter, ForceSuccess or ForceFailure directly over a condition is folded into the condition.
+#pragma once
+
+#include <ebt/registry.hpp>
+#include <ebt/tree.hpp>
+
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ebt {
+
+/// Port-to-key bindings of one node use: {{"port", "key"}, ...}. Unlisted ports bind to the key of
+/// the same name.
+using Bindings = std::vector<std::pair<std::string, std::string>>;
+
+/// A composable precondition (the seeds' True/False/Not/And/Or/Xor), attachable to any node.
+class Predicate {
+public:
+    struct Node;
+    /// A registered condition, with its port bindings.
+    static Predicate condition(std::string name, Bindings bindings = {});
+    /// A bool blackboard key equals `expected`.
+    static Predicate is(std::string key, bool expected = true);
+    static Predicate constant(bool value);
+
+    friend Predicate operator!(const Predicate& p);
+    friend Predicate operator&&(const Predicate& a, const Predicate& b);
+    friend Predicate operator||(const Predicate& a, const Predicate& b);
+    friend Predicate operator^(const Predicate& a, const Predicate& b);
+
+    const std::shared_ptr<const Node>& node() const noexcept { return node_; }
+    /// Wraps a predicate tree node (used by the engine and loaders).
+    explicit Predicate(std::shared_ptr<const Node> node) : node_(std::move(node)) {}
+
+private:
+    std::shared_ptr<const Node> node_;
+};
+
+inline Predicate True() { return Predicate::constant(true); }
+inline Predicate False() { return Predicate::constant(false); }
+inline Predicate Not(const Predicate& p) { return !p; }
+inline Predicate And(const Predicate& a, const Predicate& b) { return a && b; }
+inline Predicate Or(const Predicate& a, const Predicate& b) { return a || b; }
+inline Predicate Xor(const Predicate& a, const Predicate& b) { return a ^ b; }
+
+class TreeBuilder {
+public:
+    /// `registry` resolves action and condition names; it must outlive the builder (not the tree).
+    explicit TreeBuilder(std::string tree_name = "tree", const Registry* registry = nullptr);
+    TreeBuilder(std::string tree_name, const Registry& registry) : TreeBuilder(std::move(tree_name), &registry) {}
+    ~TreeBuilder();
+    TreeBuilder(TreeBuilder&&) noexcept;
+    TreeBuilder& operator=(TreeBuilder&&) noexcept;
+
+    // ---- blackboard declarations ------------------------------------------------------------
+    template <class T> TreeBuilder& key(std::string name, const T& initial = T{}) {
+        T copy = initial;
+        return declare_key(std::move(name), type_of<T>(), &copy);
+    }
+
+    // ---- composites (close with back()) -----------------------------------------------------
+    TreeBuilder& sequence();
+    TreeBuilder& filter();
+    TreeBuilder& reactive_sequence();
+    TreeBuilder& selector();
+    TreeBuilder& active_selector();
+    TreeBuilder& priority_selector();
+    TreeBuilder& non_priority_selector();
+    TreeBuilder& random_selector();
+    /// One weight per child (> 0), checked when the node is closed.
+    TreeBuilder& weighted_selector(std::vector<double> weights);
+    /// Succeeds when `success_threshold` children succeeded, fails when `failure_threshold` failed.
+    TreeBuilder& parallel(int success_threshold, int failure_threshold);
+    TreeBuilder& parallel(Policy success, Policy failure);
+    /// A parallel whose condition children are a Self guard (re-checked while the others run).
+    TreeBuilder& monitor(Policy success, Policy failure);
+
+    // ---- decorators (exactly one child; close with back()) ----------------------------------
+    TreeBuilder& inverter();
+    TreeBuilder& force_success();
+    TreeBuilder& force_failure();
+    TreeBuilder& repeat(int times = kForever);
+    TreeBuilder& retry(int attempts);
+    TreeBuilder& loop(int times = kForever);
+    TreeBuilder& cooldown(Duration duration);
+    TreeBuilder& timeout(Duration duration);
+    TreeBuilder& delay(Duration duration);
+
+    // ---- leaves --------------------------------------------------------------------------------
+    TreeBuilder& action(std::string name, Bindings bindings = {});
+    /// An action defined in place (registered in this tree under `name`).
+    TreeBuilder& action(std::string name, ActionSpec spec, Bindings bindings = {});
+    TreeBuilder& condition(std::string name, Bindings bindings = {});
+    /// A condition node over a composed predicate.
+    TreeBuilder& condition(const Predicate& predicate);
+    /// Shorthand: condition node "bool key equals expected".
+    TreeBuilder& check(std::string key, bool expected = true);
+    TreeBuilder& always_success();
+    TreeBuilder& always_failure();
+    TreeBuilder& wait(Duration duration);
+
+    /// Inlines another tree as a subtree. `remap` maps the subtree's key names to this tree's keys
+    /// ({"inner", "outer"}); unmapped keys stay private to this use of the subtree.
+    TreeBuilder& subtree(const Tree& tree, std::vector<std::pair<std::string, std::string>> remap = {});
+
+    // ---- modifiers on the node added last -------------------------------------------------------
+    TreeBuilder& precondition(const Predicate& predicate);
+    TreeBuilder& abort(AbortMode mode);
+    TreeBuilder& label(std::string text);
+
+    // ---- structure -----------------------------------------------------------------------------
+    TreeBuilder& back();
+    Tree end();
+
+    // BehaviorTree.CPP names (aliases)
+    TreeBuilder& fallback() { return selector(); }
+    TreeBuilder& reactive_fallback() { return active_selector(); }
+    TreeBuilder& retry_until_successful(int attempts) { return retry(attempts); }
+    TreeBuilder& sleep(Duration duration) { return wait(duration); }
+
+    struct Impl;
+
+private:
+    TreeBuilder& declare_key(std::string name, const TypeInfo* type, const void* initial);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ebt

@@ -1,0 +1,15 @@
+// ebt: an event-driven behavior tree engine for game servers. Include this header for everything.
+#pragma once
+
+#include <ebt/agent.hpp>
+#include <ebt/blackboard.hpp>
+#include <ebt/builder.hpp>
+#include <ebt/registry.hpp>
+#include <ebt/status.hpp>
+#include <ebt/trace.hpp>
+#include <ebt/tree.hpp>
+
+namespace ebt {
+/// The library version, e.g. "0.1.0".
+const char* version_string() noexcept;
+}  // namespace ebt

@@ -1,0 +1,145 @@
+// User code plugs into trees as actions and conditions, registered by name.
+//
+// An ActionSpec is a set of callables (onInitialize, update, onTerminate) plus the blackboard ports it
+// reads and writes and how many bytes of per-agent memory each use of it needs. A ConditionSpec is a
+// side-effect-free predicate over the blackboard with the ports it reads: the engine re-evaluates a
+// guard only when one of those keys changes, so a condition that reads anything else must say so
+// with a re-check interval (see ConditionSpec::recheck_interval).
+//
+// A Registry maps names to specs; the builder (and the XML loader) resolve node names through it.
+// Specs are copied into the tree definitions that use them, so a registry may die before its trees.
+#pragma once
+
+#include <ebt/blackboard.hpp>
+#include <ebt/status.hpp>
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace ebt {
+
+class Agent;
+namespace detail {
+struct Runtime;
+}
+
+/// A port: a named, typed blackboard access of an action or condition. A node using the action binds
+/// each port to a key (by default the key with the port's own name).
+struct PortSpec {
+    std::string name;
+    const TypeInfo* type = nullptr;
+};
+template <class T> PortSpec port(std::string name) { return PortSpec{std::move(name), type_of<T>()}; }
+
+/// Identifies one suspension of one action run. Returned by ActionContext::suspend(); hand it to the
+/// system that will finish the work, which calls Agent::resume(handle, status). A handle whose run
+/// has ended (aborted, already resumed) is stale: resume reports it and does nothing.
+struct ResumeHandle {
+    std::uint64_t agent_serial = 0;
+    NodeIndex node = kNoNode;
+    std::uint16_t run = 0;
+    bool valid() const noexcept { return node != kNoNode; }
+};
+
+/// What an action's callables see. Valid only during the call.
+class ActionContext {
+public:
+    Agent& agent() const noexcept { return *agent_; }
+    Blackboard& blackboard() const noexcept;
+    TimePoint now() const noexcept;
+    std::uint64_t tick() const noexcept;
+    NodeIndex node() const noexcept { return node_; }
+
+    /// Reads the key bound to port `i` (ports in the order the spec declared them).
+    template <class T> const T& in(std::size_t i) const { return blackboard().get(Key<T>{binding(i)}); }
+    /// Writes the key bound to port `i`; returns true when the value changed.
+    template <class T> bool out(std::size_t i, const T& value) const { return blackboard().set(Key<T>{binding(i)}, value); }
+
+    /// This node's per-agent user memory (ActionSpec::memory_bytes bytes, zeroed when the run starts).
+    template <class T> T& memory() const {
+        static_assert(std::is_trivially_copyable_v<T>);
+        check_memory(sizeof(T), alignof(T));
+        return *reinterpret_cast<T*>(memory_);
+    }
+
+    /// Suspends this run: the action gets no more updates until game code calls Agent::resume with the
+    /// returned handle. Call from onInitialize or update; update must then return Running.
+    ResumeHandle suspend() const;
+
+private:
+    friend class Agent;
+    friend struct detail::Runtime;
+    KeyId binding(std::size_t i) const;
+    void check_memory(std::size_t size, std::size_t align) const;
+
+    Agent* agent_ = nullptr;
+    NodeIndex node_ = kNoNode;
+    const KeyId* bindings_ = nullptr;
+    std::size_t binding_count_ = 0;
+    std::byte* memory_ = nullptr;
+    std::size_t memory_size_ = 0;
+};
+
+/// What a condition sees: read-only access to the agent's blackboard through its ports.
+class ConditionContext {
+public:
+    const Blackboard& blackboard() const noexcept { return *blackboard_; }
+    TimePoint now() const noexcept { return now_; }
+    template <class T> const T& in(std::size_t i) const { return blackboard_->get(Key<T>{binding(i)}); }
+
+private:
+    friend class Agent;
+    friend struct detail::Runtime;
+    KeyId binding(std::size_t i) const;
+
+    const Blackboard* blackboard_ = nullptr;
+    TimePoint now_ = 0;
+    const KeyId* bindings_ = nullptr;
+    std::size_t binding_count_ = 0;
+};
+
+struct ActionSpec {
+    std::function<void(ActionContext&)> on_initialize;      // optional
+    std::function<Status(ActionContext&)> update;           // required: Running, Success or Failure
+    std::function<void(ActionContext&, Status)> on_terminate;  // optional; Success, Failure or Aborted
+    std::vector<PortSpec> ports;
+    std::size_t memory_bytes = 0;  // per-agent user memory, at most 64 bytes
+};
+
+struct ConditionSpec {
+    std::function<bool(const ConditionContext&)> evaluate;  // required, no side effects
+    std::vector<PortSpec> ports;
+    /// Set for conditions that read the world rather than only their ports: a guard containing such a
+    /// condition is re-checked every `recheck_interval` while it is live, in both modes.
+    std::optional<Duration> recheck_interval;
+};
+
+/// Names to specs. Not thread-safe while being filled; read-only use afterwards is.
+class Registry {
+public:
+    Registry& add_action(std::string name, ActionSpec spec);
+    Registry& add_condition(std::string name, ConditionSpec spec);
+
+    /// Shorthand: an action that is only an update function.
+    Registry& add_action(std::string name, std::function<Status(ActionContext&)> update,
+                         std::vector<PortSpec> ports = {});
+    /// Shorthand: a condition over ports.
+    Registry& add_condition(std::string name, std::function<bool(const ConditionContext&)> evaluate,
+                            std::vector<PortSpec> ports = {});
+
+    const ActionSpec* find_action(std::string_view name) const;
+    const ConditionSpec* find_condition(std::string_view name) const;
+    std::vector<std::string> action_names() const;
+    std::vector<std::string> condition_names() const;
+
+private:
+    std::map<std::string, ActionSpec, std::less<>> actions_;
+    std::map<std::string, ConditionSpec, std::less<>> conditions_;
+};
+
+}  // namespace ebt

@@ -1,0 +1,81 @@
+# shellcheck shell=bash
+# Sourced by scripts/run.sh and scripts/test.sh (not meant to be run directly).
+#
+# Makes sure the Debian packages ebt needs are installed:
+#   cmake g++ make libboost-dev doctest-dev
+#   + libbenchmark-dev when bench/CMakeLists.txt exists
+# Missing packages are installed with apt-get when running as root; otherwise
+# the exact command to run is printed and the calling script exits 1.
+
+ebt_log() { printf '[ebt] %s\n' "$*" >&2; }
+
+# Repository root (this file lives in <root>/scripts).
+EBT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+ebt_required_packages() {
+  local pkgs=(cmake g++ make libboost-dev doctest-dev)
+  if [[ -f "$EBT_ROOT/bench/CMakeLists.txt" ]]; then
+    pkgs+=(libbenchmark-dev)
+  fi
+  printf '%s\n' "${pkgs[@]}"
+}
+
+ebt_package_installed() {
+  dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"
+}
+
+# ebt_ensure_packages PKG...: install whichever of PKG... are missing.
+ebt_ensure_packages() {
+  local missing=() pkg
+  if ! command -v dpkg-query >/dev/null 2>&1; then
+    ebt_log "not a Debian-based system: make sure these are installed: $*"
+    return 0
+  fi
+  for pkg in "$@"; do
+    ebt_package_installed "$pkg" || missing+=("$pkg")
+  done
+  if ((${#missing[@]} == 0)); then
+    ebt_log "packages OK: $*"
+    return 0
+  fi
+
+  if [[ "$(id -u)" -ne 0 ]]; then
+    ebt_log "missing Debian packages: ${missing[*]}"
+    ebt_log "install them with:"
+    printf '  sudo apt-get update && sudo apt-get install -y --no-install-recommends %s\n' \
+      "${missing[*]}" >&2
+    exit 1
+  fi
+
+  ebt_log "installing missing packages: ${missing[*]}"
+  local attempt
+  for attempt in 1 2 3; do
+    if apt-get update -q >&2 &&
+       DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+         "${missing[@]}" >&2; then
+      break
+    fi
+    if ((attempt == 3)); then
+      ebt_log "apt-get failed to install: ${missing[*]}"
+      exit 1
+    fi
+    ebt_log "apt-get failed (attempt $attempt), retrying in 10s"
+    sleep 10
+  done
+
+  for pkg in "${missing[@]}"; do
+    if ! ebt_package_installed "$pkg"; then
+      ebt_log "package $pkg is still not installed"
+      exit 1
+    fi
+  done
+  ebt_log "installed: ${missing[*]}"
+}
+
+ebt_ensure_deps() {
+  local pkgs
+  mapfile -t pkgs < <(ebt_required_packages)
+  ebt_ensure_packages "${pkgs[@]}"
+}
+
+ebt_jobs() { nproc 2>/dev/null || echo 2; }
