@@ -22,8 +22,9 @@ Agent::Agent(Tree tree, AgentOptions options) : tree_(std::move(tree)), options_
     if (!tree_) throw UsageError("Agent: the tree is empty (build it with TreeBuilder::end())");
     const auto& data = tree_.data();
     serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
-    block_ = std::make_unique<std::max_align_t[]>(data.layout.block_bytes / sizeof(std::max_align_t) + 1);
+    block_.reset(new std::max_align_t[data.layout.block_bytes / sizeof(std::max_align_t) + 1]);
     auto* bytes = reinterpret_cast<std::byte*>(block_.get());
+    std::memset(bytes, 0, data.layout.block_bytes);  // every status Invalid, every flag and counter 0
     blackboard_.schema_ = &data.schema;
     blackboard_.values_ = bytes + data.layout.blackboard_offset;
     blackboard_.agent_ = this;

@@ -172,7 +172,8 @@ Outcome Runtime::enter(NodeIndex n) {
     const NodeDef& d = def(n);
     advance(n);
     st(n) = Status::Running;
-    fl(n) = static_cast<std::uint16_t>(fl(n) & (kGuardPrev | kCooldownArmed | kQueued));
+    // A node's own guard state (last value, pending re-check) outlives its runs.
+    fl(n) = static_cast<std::uint16_t>(fl(n) & (kGuardPrev | kGuardDirty | kCooldownArmed | kQueued));
     emit(TraceKind::Initialize, n);
 
     Outcome r = Outcome::Running;
@@ -406,7 +407,7 @@ void Runtime::terminate(NodeIndex n, Status s) {
         if (event_mode() && deadline(n) < a.next_deadline_) a.next_deadline_ = deadline(n);
     }
     if (event_mode() && has(n, kQueued)) dequeue(n);
-    fl(n) = static_cast<std::uint16_t>(fl(n) & (kGuardPrev | kCooldownArmed));
+    fl(n) = static_cast<std::uint16_t>(fl(n) & (kGuardPrev | kGuardDirty | kCooldownArmed));
     st(n) = s;
     emit(TraceKind::Terminate, n, s);
     if (d.kind == NodeKind::Action) {
