@@ -18,7 +18,8 @@ struct TickScope {
 };
 }  // namespace
 
-Agent::Agent(Tree tree, AgentOptions options) : tree_(std::move(tree)), options_(options) {
+Agent::Agent(Tree tree, AgentOptions options)
+    : tree_(std::move(tree)), listener_(options.listener), seed_(options.seed), mode_(options.mode), restart_on_end_(options.restart_on_end) {
     if (!tree_) throw UsageError("Agent: the tree is empty (build it with TreeBuilder::end())");
     const auto& data = tree_.data();
     serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
@@ -28,20 +29,20 @@ Agent::Agent(Tree tree, AgentOptions options) : tree_(std::move(tree)), options_
     blackboard_.schema_ = &data.schema;
     blackboard_.values_ = bytes + data.layout.blackboard_offset;
     blackboard_.agent_ = this;
-    blackboard_.bus_ = options_.bus;
+    blackboard_.bus_ = options.bus;
     if (data.schema.storage_size()) std::memcpy(blackboard_.values_, data.schema.defaults(), data.schema.storage_size());
     next_deadline_ = detail::kNever;
     Runtime rt(*this);
     rt.queue_reset();
     rt.set(0, detail::kStartPending);
-    if (options_.mode == Mode::Event) rt.enqueue(0);
+    if (mode_ == Mode::Event) rt.enqueue(0);
 }
 
 Agent::~Agent() {
     if (!block_ || in_tick_) return;
     // Running actions are told they were aborted, so that they can release what they hold.
-    options_.listener = nullptr;
-    options_.restart_on_end = false;
+    listener_ = nullptr;
+    restart_on_end_ = false;
     TickScope scope(in_tick_);
     Runtime rt(*this);
     rt.aborting = true;
@@ -52,7 +53,8 @@ Agent::Agent(Agent&& other) noexcept
     : tree_(std::move(other.tree_)),
       block_(std::move(other.block_)),
       blackboard_(other.blackboard_),
-      options_(other.options_),
+      listener_(other.listener_),
+      seed_(other.seed_),
       serial_(other.serial_),
       clock_(other.clock_),
       next_deadline_(other.next_deadline_),
@@ -61,6 +63,8 @@ Agent::Agent(Agent&& other) noexcept
       walk_pos_(other.walk_pos_),
       queue_head_(other.queue_head_),
       queue_size_(other.queue_size_),
+      mode_(other.mode_),
+      restart_on_end_(other.restart_on_end_),
       in_tick_(false),
       abort_requested_(other.abort_requested_),
       stopped_(other.stopped_) {
@@ -84,12 +88,12 @@ Status Agent::tick(Duration dt) {
     Runtime rt(*this);
     try {
         if (!stopped_) {
-            if (options_.mode == Mode::Polling) rt.poll_tick();
+            if (mode_ == Mode::Polling) rt.poll_tick();
             else rt.event_tick();
         }
     } catch (const detail::AbortUnwind&) {
         rt.abort_all();
-        if (options_.mode == Mode::Event) {
+        if (mode_ == Mode::Event) {
             // Put the end-of-frame marker back at the end: everything queued is for the next tick.
             for (std::uint16_t i = 0; i < queue_size_; ++i)
                 if (rt.queue_at(i) == detail::kQueueMarker) {
@@ -125,7 +129,7 @@ bool Agent::resume(const ResumeHandle& handle, Status status) {
         return false;
     rt.set(n, detail::kResumePending);
     if (status == Status::Success) rt.set(n, detail::kResumeSuccess);
-    if (options_.mode == Mode::Event) rt.enqueue(n);
+    if (mode_ == Mode::Event) rt.enqueue(n);
     return true;
 }
 
@@ -134,7 +138,7 @@ void Agent::restart() {
     stopped_ = false;
     Runtime rt(*this);
     rt.set(0, detail::kStartPending);
-    if (options_.mode == Mode::Event) rt.enqueue(0);
+    if (mode_ == Mode::Event) rt.enqueue(0);
 }
 
 Status Agent::status() const { return status(0); }
@@ -148,7 +152,7 @@ Status Agent::status(NodeIndex node) const {
 std::size_t Agent::memory_bytes() const noexcept { return sizeof(Agent) + tree_.data().layout.block_bytes; }
 
 void Agent::on_blackboard_change(KeyId key) {
-    if (options_.mode != Mode::Event) return;  // polling re-evaluates every live guard anyway
+    if (mode_ != Mode::Event) return;  // polling re-evaluates every live guard anyway
     Runtime(*this).on_key_changed(key);
 }
 

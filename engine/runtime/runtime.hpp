@@ -49,7 +49,7 @@ struct Runtime {
     NodeIndex& cursor(NodeIndex n) { return mem<NodeIndex>(n); }
     TimePoint& deadline(NodeIndex n) { return mem<TimePoint>(n); }
     std::uint16_t* queue() { return reinterpret_cast<std::uint16_t*>(b + t.layout.queue_offset); }
-    bool event_mode() const { return a.options_.mode == Mode::Event; }
+    bool event_mode() const { return a.mode_ == Mode::Event; }
     const NodeDef& def(NodeIndex n) const { return t.nodes[n]; }
     NodeIndex parent(NodeIndex n) const { return t.nodes[n].parent; }
     bool running(NodeIndex n) { return st(n) == Status::Running; }

@@ -36,7 +36,7 @@ std::uint64_t splitmix(std::uint64_t x) {
 // ---- tracing and contexts --------------------------------------------------------------------------
 
 void Runtime::emit(TraceKind kind, NodeIndex n, Status s, bool result, std::string_view msg) {
-    TraceListener* listener = a.options_.listener;
+    TraceListener* listener = a.listener_;
     if (!listener) return;
     TraceEvent e;
     e.tick = a.ticks_;
@@ -222,7 +222,7 @@ Outcome Runtime::enter(NodeIndex n) {
     case NodeKind::WeightedSelector: {
         auto& entries = mem<std::uint32_t>(n, 4);
         ++entries;
-        std::uint64_t rng = splitmix(a.options_.seed ^ (static_cast<std::uint64_t>(n) << 40) ^ (static_cast<std::uint64_t>(entries) << 8));
+        std::uint64_t rng = splitmix(a.seed_ ^ (static_cast<std::uint64_t>(n) << 40) ^ (static_cast<std::uint64_t>(entries) << 8));
         auto* order = &mem<std::uint8_t>(n, 8);
         const std::uint16_t count = d.child_count;
         for (std::uint16_t i = 0; i < count; ++i) order[i] = static_cast<std::uint8_t>(i);
@@ -427,7 +427,7 @@ void Runtime::complete(NodeIndex n, Status s) {
 }
 
 void Runtime::root_done(Status) {
-    if (a.options_.restart_on_end) {
+    if (a.restart_on_end_) {
         // The walk has passed the root: the new run begins next tick.
         set(0, kStartPending);
         if (event_mode()) enqueue(0);

@@ -548,8 +548,9 @@ struct Compiler {
             case NodeKind::Delay:
             case NodeKind::Cooldown: size = 8; align = 8; break;
             case NodeKind::Action: {
+                // run id (2 bytes); user memory, when declared, starts at offset 8
                 const std::size_t user = out->actions[d.action]->memory_bytes;
-                size = 8 + align_up(static_cast<std::uint32_t>(user), 8);
+                size = user ? 8 + align_up(static_cast<std::uint32_t>(user), 8) : 2;
                 align = user ? 16 : 2;
                 break;
             }

@@ -86,10 +86,10 @@ public:
     Blackboard& blackboard() noexcept { return blackboard_; }
     const Blackboard& blackboard() const noexcept { return blackboard_; }
     const Tree& tree() const noexcept { return tree_; }
-    Mode mode() const noexcept { return options_.mode; }
+    Mode mode() const noexcept { return mode_; }
     const AgentStats& stats() const noexcept { return stats_; }
     bool in_tick() const noexcept { return in_tick_; }
-    void set_listener(TraceListener* listener) noexcept { options_.listener = listener; }
+    void set_listener(TraceListener* listener) noexcept { listener_ = listener; }
     std::uint64_t serial() const noexcept { return serial_; }
 
     /// Bytes of state this agent uses: the Agent object plus its state block (nodes, queue, blackboard).
@@ -102,10 +102,12 @@ private:
 
     void on_blackboard_change(KeyId key);
 
+    // Kept small on purpose: this object plus the state block is the agent's whole footprint.
     Tree tree_;
     std::unique_ptr<std::max_align_t[]> block_;
-    Blackboard blackboard_;
-    AgentOptions options_;
+    Blackboard blackboard_;  // also holds the ChangeBus pointer
+    TraceListener* listener_ = nullptr;
+    std::uint64_t seed_ = 0;
     std::uint64_t serial_ = 0;
     TimePoint clock_ = 0;
     TimePoint next_deadline_ = 0;
@@ -114,6 +116,8 @@ private:
     std::int32_t walk_pos_ = -1;      // how far this tick's walk has come (pre-order index), -1 between ticks
     std::uint16_t queue_head_ = 0;    // event mode: ring buffer of node indices in tree order
     std::uint16_t queue_size_ = 0;
+    Mode mode_ = Mode::Event;
+    bool restart_on_end_ = true;
     bool in_tick_ = false;
     bool abort_requested_ = false;
     bool stopped_ = false;

@@ -1,0 +1,37 @@
+#include "guard_scenario.hpp"
+
+namespace ebt::scenarios {
+
+void register_guard_actions(Registry& registry) {
+    registry.add_action("Patrol", [](ActionContext&) { return Status::Running; });
+    registry.add_action("Attack", [](ActionContext&) { return Status::Running; });
+    registry.add_action(
+        "Runaway", [](ActionContext& ctx) { return ctx.in<bool>(0) ? Status::Running : Status::Success; },
+        {port<bool>("health_low")});
+}
+
+Tree guard_tree(const Registry& registry) {
+    return TreeBuilder("guard", registry)
+        .key<bool>(kEnemySeen)
+        .key<bool>(kHealthLow)
+        .key<bool>(kEnemyDead)
+        .active_selector()
+            .sequence()
+                .check(kEnemySeen)
+                .active_selector()
+                    .sequence()
+                        .check(kHealthLow)
+                        .action("Runaway")
+                    .back()
+                    .monitor(Policy::RequireAll, Policy::RequireOne)
+                        .check(kEnemyDead, false)
+                        .action("Attack")
+                    .back()
+                .back()
+            .back()
+            .action("Patrol")
+        .back()
+        .end();
+}
+
+}  // namespace ebt::scenarios

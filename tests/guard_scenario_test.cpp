@@ -1,0 +1,77 @@
+// The seeds' guard scenario as a frame-by-frame trace, in both modes: patrol; enemy seen -> patrol
+// aborted, attack; health low while attacking -> attack aborted, run away; healed -> the run ends and
+// restarts into the attack; enemy dead -> attack stops, patrol.
+#include "guard_scenario.hpp"
+#include "support/trace_recorder.hpp"
+
+using namespace ebt;
+using namespace std::chrono_literals;
+
+TEST_CASE("guard scenario: frame-by-frame trace in both modes") {
+    Registry registry;
+    scenarios::register_guard_actions(registry);
+    const Tree tree = scenarios::guard_tree(registry);
+    REQUIRE(tree.size() == 11);
+    CHECK(tree.describe() ==
+          "0 ActiveSelector\n"
+          "  1 Sequence [guard, abort LowerPriority]\n"
+          "    2 Condition enemy_seen\n"
+          "    3 ActiveSelector\n"
+          "      4 Sequence [guard, abort LowerPriority]\n"
+          "        5 Condition health_low\n"
+          "        6 Action Runaway\n"
+          "      7 Monitor [guard, abort Both]\n"
+          "        8 Condition !enemy_dead\n"
+          "        9 Action Attack\n"
+          "  10 Action Patrol\n");
+
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        test::TraceRecorder rec;
+        Agent guard(tree, {.mode = mode, .listener = &rec});
+        auto& bb = guard.blackboard();
+        for (int frame = 0; frame < 12; ++frame) {
+            if (frame == 3) bb.set(scenarios::kEnemySeen, true);
+            if (frame == 5) bb.set(scenarios::kHealthLow, true);
+            if (frame == 7) bb.set(scenarios::kHealthLow, false);
+            if (frame == 10) bb.set(scenarios::kEnemyDead, true);
+            guard.tick(50ms);
+        }
+        CHECK(rec.tick(0) == "0:I 10:I 10:U");
+        CHECK(rec.tick(1) == "10:U");
+        CHECK(rec.tick(2) == "10:U");
+        CHECK(rec.tick(3) == "10:T(Aborted) 1:I 3:I 7:I 9:I 9:U");
+        CHECK(rec.tick(4) == "9:U");
+        CHECK(rec.tick(5) == "9:T(Aborted) 7:T(Aborted) 4:I 6:I 6:U");
+        CHECK(rec.tick(6) == "6:U");
+        CHECK(rec.tick(7) == "6:U 6:T(Success) 4:T(Success) 3:T(Success) 1:T(Success) 0:T(Success)");
+        CHECK(rec.tick(8) == "0:I 1:I 3:I 7:I 9:I 9:U");
+        CHECK(rec.tick(9) == "9:U");
+        CHECK(rec.tick(10) == "9:T(Aborted) 7:T(Failure) 3:T(Failure) 1:T(Failure) 10:I 10:U");
+        CHECK(rec.tick(11) == "10:U");
+        CHECK(guard.status() == Status::Running);
+        CHECK(guard.status(10) == Status::Running);
+        CHECK(guard.status(7) == Status::Failure);
+        CHECK(guard.status(9) == Status::Aborted);
+    }
+}
+
+TEST_CASE("guard scenario: a quiet event-mode agent evaluates no guard") {
+    Registry registry;
+    scenarios::register_guard_actions(registry);
+    const Tree tree = scenarios::guard_tree(registry);
+    Agent poll(tree, {.mode = Mode::Polling});
+    Agent event(tree, {.mode = Mode::Event});
+    for (int i = 0; i < 3; ++i) {
+        poll.tick(50ms);
+        event.tick(50ms);
+    }
+    const auto poll_before = poll.stats().guards_evaluated, event_before = event.stats().guards_evaluated;
+    for (int i = 0; i < 100; ++i) {
+        poll.tick(50ms);
+        event.tick(50ms);
+    }
+    CHECK(poll.stats().guards_evaluated - poll_before == 100);  // guard 1 re-checked every frame
+    CHECK(event.stats().guards_evaluated - event_before == 0);
+    CHECK(event.stats().updates == poll.stats().updates);       // Patrol updated every frame in both
+}
