@@ -64,3 +64,38 @@ TEST_CASE("worked example: event mode evaluates no guard while nothing changes")
     CHECK(poll_rec.all(2) == "1:G(false) 4:U");
     CHECK(event_rec.all(2) == "4:U");
 }
+
+TEST_CASE("a condition that reads the world is re-checked on its interval in event mode, every tick when polling") {
+    bool world_alarm = false;  // game state the blackboard does not hold
+    Registry registry;
+    ConditionSpec alarm;
+    alarm.evaluate = [&](const ConditionContext&) { return world_alarm; };
+    alarm.recheck_interval = Duration(200'000);  // 200 ms = 4 ticks of 50 ms
+    registry.add_condition("Alarm", alarm);
+    registry.add_action("Flee", test::running_action());
+    registry.add_action("Idle", test::running_action());
+    const Tree tree = TreeBuilder("world", registry)
+                          .active_selector()
+                              .sequence().condition("Alarm").action("Flee").back()
+                              .action("Idle")
+                          .back()
+                          .end();
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        world_alarm = false;
+        TraceRecorder rec;
+        Agent agent(tree, {.mode = mode, .listener = &rec});
+        agent.tick(50ms);  // tick 0 at 50 ms: Idle
+        agent.tick(50ms);  // tick 1 at 100 ms
+        world_alarm = true;
+        agent.tick(50ms);  // tick 2 at 150 ms: polling notices at once
+        agent.tick(50ms);  // tick 3 at 200 ms: the first re-check is due in event mode
+        CHECK(rec.tick(0) == "0:I 4:I 4:U");
+        if (mode == Mode::Polling) {
+            CHECK(rec.tick(2) == "4:T(Aborted) 1:I 3:I 3:U");
+        } else {
+            CHECK(rec.tick(2) == "4:U");
+            CHECK(rec.tick(3) == "4:T(Aborted) 1:I 3:I 3:U");
+        }
+    }
+}

@@ -32,6 +32,11 @@ Agent::Agent(Tree tree, AgentOptions options)
     blackboard_.bus_ = options.bus;
     if (data.schema.storage_size()) std::memcpy(blackboard_.values_, data.schema.defaults(), data.schema.storage_size());
     next_deadline_ = detail::kNever;
+    if (data.recheck_interval) {
+        auto& recheck = *reinterpret_cast<TimePoint*>(bytes + data.layout.recheck_offset);
+        recheck = data.recheck_interval;
+        next_deadline_ = recheck;
+    }
     Runtime rt(*this);
     rt.queue_reset();
     rt.set(0, detail::kStartPending);

@@ -59,6 +59,18 @@ void Runtime::dequeue(NodeIndex n) {
 void Runtime::collect_due_timers() {
     if (a.clock_ < a.next_deadline_) return;
     TimePoint next = kNever;
+    if (t.recheck_interval) {
+        // Guards that read the world are re-checked on a fixed period while live.
+        TimePoint& recheck = *reinterpret_cast<TimePoint*>(b + t.layout.recheck_offset);
+        if (recheck <= a.clock_) {
+            for (const KeyWatcher& w : t.recheck_watchers) {
+                if (w.reactive) wake_reactive(w.node);
+                else wake_guard(w.node);
+            }
+            recheck = a.clock_ + t.recheck_interval;
+        }
+        next = recheck;
+    }
     for (NodeIndex n : t.timer_nodes) {
         if (def(n).kind == NodeKind::Cooldown) {
             if (!has(n, kCooldownArmed)) continue;

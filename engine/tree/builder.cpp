@@ -93,12 +93,17 @@ struct TreeBuilder::Impl {
             if (parents[i] >= 0) {
                 const auto& siblings = nodes[parents[i]].children;
                 const auto pos = std::find(siblings.begin(), siblings.end(), static_cast<std::uint32_t>(i)) - siblings.begin();
-                part += "[" + std::to_string(pos) + "]";
+                part += '[';
+                part += std::to_string(pos);
+                part += ']';
             }
             parts.push_back(std::move(part));
         }
         std::string out;
-        for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += "/" + *it;
+        for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+            out += '/';
+            out += *it;
+        }
         return out;
     }
 
@@ -205,6 +210,12 @@ struct Compiler {
     std::vector<std::int32_t> source_of;  // compiled node -> source index (for error paths)
     std::vector<std::set<KeyId>> guard_keys;      // per compiled node
     std::vector<std::set<KeyId>> reactive_keys;   // per compiled node
+    std::vector<std::int64_t> world_interval;     // per compiled node: re-check interval of world-reading conditions (0: none)
+    std::int64_t pred_world = 0;                  // set by emit_predicate: smallest re-check interval seen
+
+    static void merge_interval(std::int64_t& into, std::int64_t v) {
+        if (v > 0 && (into == 0 || v < into)) into = v;
+    }
 
     [[noreturn]] void fail(NodeIndex compiled, const std::string& what) const { src.fail(source_of[compiled], what); }
 
@@ -245,6 +256,11 @@ struct Compiler {
                 out->bindings.push_back(id);
             }
             use.binding_count = static_cast<std::uint16_t>(p.spec->ports.size());
+            if (p.spec->recheck_interval) {
+                if (p.spec->recheck_interval->count() <= 0)
+                    fail(at, "condition '" + p.name + "' has a re-check interval that is not positive");
+                merge_interval(pred_world, p.spec->recheck_interval->count());
+            }
             out->predicates.push_back(PredInstr{PredOp::Condition, true, static_cast<std::uint32_t>(out->condition_uses.size())});
             out->condition_uses.push_back(use);
             break;
@@ -311,6 +327,7 @@ struct Compiler {
         source_of.push_back(static_cast<std::int32_t>(s));
         guard_keys.emplace_back();
         reactive_keys.emplace_back();
+        world_interval.push_back(0);
         const SourceNode& n = src.nodes[s];
         {
             NodeDef& d = out->nodes[index];
@@ -324,7 +341,9 @@ struct Compiler {
             d.label = folded_label(s);
             if (n.has_abort) fail(index, "an abort mode on a condition node has no effect; set it on the node the condition guards");
             std::set<KeyId> keys;
+            pred_world = 0;
             out->nodes[index].predicate = emit_predicate(index, *cond, keys);
+            world_interval[index] = pred_world;
             guard_keys[index] = keys;  // read by whichever guard includes this condition
             out->nodes[index].end = static_cast<NodeIndex>(index + 1);
             return index;
@@ -382,8 +401,11 @@ struct Compiler {
             detail::GuardDef g;
             bool any = false;
             std::set<KeyId> keys;
+            std::int64_t world = 0;
             if (s.precondition) {
+                pred_world = 0;
                 g.precondition = emit_predicate(i, *s.precondition, keys);
+                merge_interval(world, pred_world);
                 any = true;
             }
             const auto kids = children(i);
@@ -392,6 +414,7 @@ struct Compiler {
             if (has_leading_guard(d.kind)) {
                 std::size_t k = 0;
                 while (k < kids.size() && nodes[kids[k]].kind == NodeKind::Condition) {
+                    merge_interval(world, world_interval[kids[k]]);
                     out->guard_condition_nodes.push_back(kids[k]);
                     keys.insert(guard_keys[kids[k]].begin(), guard_keys[kids[k]].end());
                     ++k;
@@ -401,6 +424,10 @@ struct Compiler {
                     for (std::size_t j = k; j < kids.size(); ++j)
                         if (nodes[kids[j]].kind == NodeKind::Condition) {
                             d.has_reactive_conditions = true;
+                            if (world_interval[kids[j]]) {
+                                out->recheck_watchers.push_back({i, true});
+                                merge_interval(out->recheck_interval, world_interval[kids[j]]);
+                            }
                             reactive_keys[i].insert(guard_keys[kids[j]].begin(), guard_keys[kids[j]].end());
                         }
                 }
@@ -409,6 +436,7 @@ struct Compiler {
                 std::size_t bodies = 0;
                 for (NodeIndex c : kids) {
                     if (nodes[c].kind == NodeKind::Condition) {
+                        merge_interval(world, world_interval[c]);
                         out->guard_condition_nodes.push_back(c);
                         keys.insert(guard_keys[c].begin(), guard_keys[c].end());
                     } else {
@@ -445,6 +473,10 @@ struct Compiler {
                 g.mode = static_cast<AbortMode>(mode);
             }
             if (any) {
+                if (world) {
+                    out->recheck_watchers.push_back({i, false});
+                    merge_interval(out->recheck_interval, world);
+                }
                 d.guard = static_cast<std::uint16_t>(out->guards.size());
                 out->guards.push_back(g);
                 guard_keys[i] = keys;
@@ -560,6 +592,11 @@ struct Compiler {
             at = align_up(at, align);
             d.memory_offset = at;
             at += size;
+        }
+        if (out->recheck_interval) {
+            at = align_up(at, 8);
+            L.recheck_offset = at;
+            at += 8;
         }
         L.engine_bytes = at;
         L.blackboard_offset = align_up(at, 16);

@@ -109,11 +109,18 @@ std::string Tree::path(NodeIndex n) const {
         const auto& d = data_->nodes[i];
         std::string part = to_string(d.kind);
         if (!d.label.empty()) part += " '" + d.label + "'";
-        if (d.parent != kNoNode) part += "[" + std::to_string(d.child_position) + "]";
+        if (d.parent != kNoNode) {
+            part += '[';
+            part += std::to_string(d.child_position);
+            part += ']';
+        }
         parts.push_back(std::move(part));
     }
     std::string out;
-    for (auto it = parts.rbegin(); it != parts.rend(); ++it) out += "/" + *it;
+    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+        out += '/';
+        out += *it;
+    }
     return out;
 }
 bool Tree::has_guard(NodeIndex n) const { return data_->nodes.at(n).guard != 0xFFFF; }

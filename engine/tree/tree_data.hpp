@@ -90,6 +90,7 @@ struct AgentLayout {
     std::uint32_t flags_offset = 0;   // std::uint16_t[n]
     std::uint32_t queue_offset = 0;   // std::uint16_t[n + 1]: event-mode ring buffer incl. end-of-frame marker
     std::uint32_t queue_capacity = 0;
+    std::uint32_t recheck_offset = 0; // TimePoint: next re-check of world-reading guards (when the tree has any)
     std::uint32_t engine_bytes = 0;   // end of engine state (node memory included)
     std::uint32_t blackboard_offset = 0;
     std::uint32_t block_bytes = 0;    // total, a multiple of 16
@@ -153,6 +154,8 @@ struct TreeData {
     std::vector<std::uint32_t> watch_first;  // per key: range into `watchers` (size = keys + 1)
     std::vector<KeyWatcher> watchers;
     std::vector<NodeIndex> timer_nodes;      // Wait, Timeout, Delay, Cooldown
+    std::vector<KeyWatcher> recheck_watchers;   // guards / reactive sequences reading the world
+    std::int64_t recheck_interval = 0;          // smallest re-check interval among them (0: none)
     AgentLayout layout;
     std::vector<SourceNode> source;          // source[0] is the root
     std::vector<std::string> source_key_order;  // declared keys (names), for subtree inlining

@@ -114,8 +114,10 @@ struct ActionSpec {
 struct ConditionSpec {
     std::function<bool(const ConditionContext&)> evaluate;  // required, no side effects
     std::vector<PortSpec> ports;
-    /// Set for conditions that read the world rather than only their ports: a guard containing such a
-    /// condition is re-checked every `recheck_interval` while it is live, in both modes.
+    /// Set for conditions that read the world rather than only their ports. In event mode a guard
+    /// containing such a condition is re-checked at least every `recheck_interval` while it is live
+    /// (and whenever one of its keys changes); polling re-checks every live guard every tick anyway.
+    /// Trees using such conditions are outside the polling/event equivalence property.
     std::optional<Duration> recheck_interval;
 };
 
