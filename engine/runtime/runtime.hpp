@@ -67,7 +67,8 @@ struct Runtime {
     ActionContext action_context(NodeIndex n);
 
     // ---- shared node semantics (semantics.cpp) ------------------------------------------------------
-    Outcome start_child(NodeIndex parent, NodeIndex child);
+    Outcome start_child(NodeIndex parent, NodeIndex child);    // evaluates the child's guard, enters it
+    Outcome restart_child(NodeIndex parent, NodeIndex child);  // Repeat/Retry/Loop: next tick if passed
     Outcome enter(NodeIndex n);
     void begin_pending(NodeIndex n);
     void terminate(NodeIndex n, Status s);

@@ -141,14 +141,18 @@ bool Runtime::eval_condition_node(NodeIndex c, bool as_step) {
 
 // ---- starting nodes ------------------------------------------------------------------------------------
 
-Outcome Runtime::start_child(NodeIndex p, NodeIndex c) {
-    (void)p;
+Outcome Runtime::restart_child(NodeIndex p, NodeIndex c) {
     if (passed(c)) {
-        // The walk has already passed this node this tick (a restarted subtree): it begins next tick.
+        // The walk has already passed this node this tick: the restarted subtree begins next tick.
         set(c, kStartPending);
         if (event_mode()) enqueue(c);
         return Outcome::Running;
     }
+    return start_child(p, c);
+}
+
+Outcome Runtime::start_child(NodeIndex p, NodeIndex c) {
+    (void)p;
     advance(c);
     if (def(c).kind == NodeKind::Condition) return eval_condition_node(c, true) ? Outcome::Success : Outcome::Failure;
     if (def(c).guard != 0xFFFF && !eval_guard(c)) return Outcome::Skipped;
@@ -391,8 +395,8 @@ Outcome Runtime::decorator_react(NodeIndex p, NodeIndex c, Status s) {
         break;
     default: return to_outcome(s);  // Cooldown, Timeout, Delay pass the child's status through
     }
-    // Restart the child. A child the walk has passed begins next tick (start_child defers it).
-    const Outcome o = start_child(p, c);
+    // Restart the child. A child the walk has passed begins next tick.
+    const Outcome o = restart_child(p, c);
     if (o == Outcome::Running) return o;
     return decorator_react(p, c, to_status(o));
 }

@@ -234,6 +234,14 @@ struct Compiler {
         range.first = static_cast<std::uint32_t>(out->predicates.size());
         emit_predicate_rec(at, p, keys);
         range.count = static_cast<std::uint32_t>(out->predicates.size()) - range.first;
+        // The evaluator uses a fixed stack of 64 values (no allocation on the tick path).
+        int depth = 0, deepest = 0;
+        for (std::uint32_t i = range.first; i < range.first + range.count; ++i) {
+            const PredOp op = out->predicates[i].op;
+            if (op == PredOp::And || op == PredOp::Or || op == PredOp::Xor) --depth;
+            else if (op != PredOp::Not) deepest = std::max(deepest, ++depth);
+        }
+        if (deepest > 64) fail(at, "predicate is nested too deeply (more than 64 pending operands)");
         return range;
     }
     void emit_predicate_rec(NodeIndex at, const Predicate::Node& p, std::set<KeyId>& keys) {
