@@ -74,6 +74,7 @@ Agent::Agent(Agent&& other) noexcept
       abort_requested_(other.abort_requested_),
       stopped_(other.stopped_) {
     blackboard_.agent_ = this;
+    other.blackboard_ = Blackboard();  // the moved-from agent's blackboard refuses every access
 }
 
 Agent& Agent::operator=(Agent&& other) noexcept {
@@ -114,6 +115,7 @@ Status Agent::tick(Duration dt) {
 }
 
 void Agent::abort() {
+    if (!block_) throw UsageError("Agent::abort() on a moved-from agent");
     if (in_tick_) {
         abort_requested_ = true;  // takes effect when the calling user function returns
         return;
@@ -126,7 +128,7 @@ void Agent::abort() {
 bool Agent::resume(const ResumeHandle& handle, Status status) {
     if (status != Status::Success && status != Status::Failure)
         throw UsageError(std::string("Agent::resume() needs Success or Failure, got ") + to_string(status));
-    if (handle.agent_serial != serial_ || handle.node >= tree_.size()) return false;
+    if (!block_ || handle.agent_serial != serial_ || handle.node >= tree_.size()) return false;
     Runtime rt(*this);
     const NodeIndex n = handle.node;
     if (rt.def(n).kind != NodeKind::Action || !rt.running(n) || !rt.has(n, detail::kSuspended) ||
@@ -139,7 +141,7 @@ bool Agent::resume(const ResumeHandle& handle, Status status) {
 }
 
 void Agent::restart() {
-    if (!stopped_) return;
+    if (!block_ || !stopped_) return;
     stopped_ = false;
     Runtime rt(*this);
     rt.set(0, detail::kStartPending);
@@ -149,12 +151,15 @@ void Agent::restart() {
 Status Agent::status() const { return status(0); }
 
 Status Agent::status(NodeIndex node) const {
+    if (!block_) throw UsageError("Agent::status() on a moved-from agent");
     if (node >= tree_.size()) throw UsageError("Agent::status(): no node " + std::to_string(node));
     const auto* bytes = reinterpret_cast<const std::byte*>(block_.get());
     return reinterpret_cast<const Status*>(bytes + tree_.data().layout.status_offset)[node];
 }
 
-std::size_t Agent::memory_bytes() const noexcept { return sizeof(Agent) + tree_.data().layout.block_bytes; }
+std::size_t Agent::memory_bytes() const noexcept {
+    return block_ ? sizeof(Agent) + tree_.data().layout.block_bytes : sizeof(Agent);
+}
 
 void Agent::on_blackboard_change(KeyId key) {
     if (mode_ != Mode::Event) return;  // polling re-evaluates every live guard anyway

@@ -45,8 +45,15 @@ void Runtime::emit(TraceKind kind, NodeIndex n, Status s, bool result, std::stri
     e.status = s;
     e.result = result;
     e.message = msg;
-    listener->on_event(e);
-    check_abort_request();
+    // A listener is observation only: an exception from it (including a UsageError from calling
+    // tick()) is swallowed and counted, so that it cannot break the tick.
+    try {
+        listener->on_event(e);
+    } catch (...) {
+        ++a.stats_.listener_errors;
+    }
+    // An abort requested while a node is being initialized waits for its onInitialize to have run.
+    if (kind != TraceKind::Initialize) check_abort_request();
 }
 
 ActionContext Runtime::action_context(NodeIndex n) {

@@ -221,7 +221,7 @@ struct Compiler {
 
     KeyId key_for(NodeIndex at, const std::string& name, const TypeInfo* type, const std::string& user) const {
         const KeyId id = out->schema.find(name);
-        if (id == kNoKey) fail(at, user + " reads undeclared blackboard key '" + name + "' (declare it with key<T>(\"" + name + "\"))");
+        if (id == kNoKey) fail(at, user + " uses undeclared blackboard key '" + name + "' (declare it with key<T>(\"" + name + "\"))");
         if (type && out->schema.info(id).type != type)
             fail(at, user + " expects key '" + name + "' of type " + type->name + ", but it is declared as " +
                          out->schema.info(id).type->name);
@@ -786,7 +786,7 @@ TreeBuilder& TreeBuilder::back() {
         impl_->fail(index, std::string(to_string(n.kind)) + " takes exactly one child, got " + std::to_string(n.children.size()));
     if (is_composite(n.kind) && n.children.empty()) impl_->fail(index, std::string(to_string(n.kind)) + " has no children");
     if (n.kind == NodeKind::WeightedSelector && n.weights.size() != n.children.size())
-        impl_->fail(index, "WeightedSelector has " + std::to_string(n.weights.size()) + " weights for " +
+        impl_->fail(index, "WeightedSelector has " + std::to_string(n.weights.size()) + " weight(s) for " +
                                std::to_string(n.children.size()) + " children");
     impl_->open.pop_back();
     impl_->last_added = index;
@@ -851,6 +851,8 @@ TreeBuilder& TreeBuilder::subtree(const Tree& tree, std::vector<std::pair<std::s
         copy.children.clear();
         for (auto& b : copy.bindings) b.second = names.at(b.second);
         copy.predicate = remap_predicate(copy.predicate, names);
+        if (copy.kind == NodeKind::Condition && copy.predicate && copy.predicate->op == PredOp::KeyIs)
+            copy.label = (copy.predicate->expected ? "" : "!") + copy.predicate->name;  // label the key it now reads
         copy.precondition = remap_predicate(copy.precondition, names);
         if (i == 0) {
             if (copy.label.empty()) copy.label = inner.name;

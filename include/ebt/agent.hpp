@@ -50,6 +50,7 @@ struct AgentStats {
     std::uint32_t guards_evaluated = 0;  // guard and condition evaluations
     std::uint32_t updates = 0;           // leaf update calls
     std::uint32_t timers_fired = 0;
+    std::uint32_t listener_errors = 0;   // exceptions thrown by the trace listener (swallowed)
 };
 
 class Agent {

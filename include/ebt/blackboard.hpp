@@ -53,8 +53,23 @@ template <class T> constexpr const char* type_display_name() {
     else if constexpr (std::is_same_v<T, double>) return "double";
     else return nullptr;
 }
+/// The readable name of T ("game::Vec2"), taken from the compiler's signature of this function.
+template <class T> const char* pretty_type_name() {
+#if defined(__clang__) || defined(__GNUC__)
+    static const std::string name = [](std::string_view sig) {
+        // sig: "const char* ebt::detail::pretty_type_name() [with T = game::Vec2]"
+        const auto start = sig.find("T = ");
+        if (start == std::string_view::npos) return std::string(typeid(T).name());
+        auto end = sig.find_first_of(";]", start);
+        return std::string(sig.substr(start + 4, end - start - 4));
+    }(__PRETTY_FUNCTION__);
+    return name.c_str();
+#else
+    return typeid(T).name();
+#endif
+}
 template <class T> struct TypeTag {
-    static inline const TypeInfo info{type_display_name<T>() ? type_display_name<T>() : typeid(T).name(),
+    static inline const TypeInfo info{type_display_name<T>() ? type_display_name<T>() : pretty_type_name<T>(),
                                       sizeof(T), alignof(T)};
 };
 }  // namespace detail
@@ -142,17 +157,17 @@ private:
 /// An agent's blackboard: typed access to its values. Owned by an Agent (see Agent::blackboard()).
 class Blackboard {
 public:
-    template <class T> Key<T> key(std::string_view name) const { return Key<T>{schema_->require(name, type_of<T>())}; }
+    template <class T> Key<T> key(std::string_view name) const { return Key<T>{schema().require(name, type_of<T>())}; }
 
     template <class T> const T& get(Key<T> key) const {
-        schema_->require(key.id, type_of<T>());
+        schema().require(key.id, type_of<T>());
         return *reinterpret_cast<const T*>(values_ + schema_->info(key.id).offset);
     }
     template <class T> const T& get(std::string_view name) const { return get(key<T>(name)); }
 
     /// Writes `value`; returns true when it changed the stored value (and so emitted a change).
     template <class T> bool set(Key<T> key, const T& value) {
-        schema_->require(key.id, type_of<T>());
+        schema().require(key.id, type_of<T>());
         T* slot = reinterpret_cast<T*>(values_ + schema_->info(key.id).offset);
         if (*slot == value) return false;
         *slot = value;
@@ -161,7 +176,11 @@ public:
     }
     template <class T> bool set(std::string_view name, const T& value) { return set(key<T>(name), value); }
 
-    const BlackboardSchema& schema() const noexcept { return *schema_; }
+    /// Throws UsageError for the blackboard of a moved-from agent.
+    const BlackboardSchema& schema() const {
+        if (!schema_) throw UsageError("blackboard of a moved-from agent");
+        return *schema_;
+    }
     Agent* agent() const noexcept { return agent_; }
 
     /// Raw access for engine internals and tools (debug views, state hashing).

@@ -81,7 +81,7 @@ public:
     NodeIndex child(NodeIndex node, std::size_t i) const;
     /// The node's label: the action/condition name, a user label, or the kind's name.
     std::string label(NodeIndex node) const;
-    /// The node's path from the root, e.g. "/ActiveSelector/Sequence[0]/Action Patrol[1]".
+    /// The node's path from the root, e.g. "/ActiveSelector/Sequence[0]/Action 'Patrol'[1]".
     std::string path(NodeIndex node) const;
     /// True when the node has a guard (precondition, leading conditions, monitor conditions, cooldown).
     bool has_guard(NodeIndex node) const;

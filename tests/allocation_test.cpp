@@ -1,0 +1,341 @@
+// Allocation behaviour and the per-agent memory budget. This file is its own executable
+// (ebt_alloc_tests): it replaces every replaceable global operator new/delete with counting versions
+// that forward to malloc/free (aligned_alloc for over-aligned requests), so that it stays compatible
+// with AddressSanitizer and UndefinedBehaviorSanitizer.
+//
+// Asserted:
+//   - creating an agent makes a small constant number of allocations, whatever the tree's size;
+//   - a steady-state tick of a quiet world allocates nothing, in both modes (running actions, waits,
+//     suspended actions, and a steady cycle of timers);
+//   - blackboard writes without listeners allocate nothing (and neither do the ticks that react to them);
+//   - the memory budget: the guard tree's agent fits in 256 bytes, 10 more nodes cost <= 160 bytes.
+#include "support/trace_recorder.hpp"
+
+#include <atomic>
+#include <cstddef>
+#include <cstdlib>
+#include <new>
+
+// ---- counting global allocation functions ------------------------------------------------------------------
+
+namespace {
+
+std::atomic<long long> g_allocations{0};
+
+void* counted_malloc(std::size_t size) noexcept {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    return std::malloc(size != 0 ? size : 1);
+}
+
+void* counted_aligned(std::size_t size, std::align_val_t align) noexcept {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    std::size_t a = static_cast<std::size_t>(align);
+    if (a < sizeof(void*)) a = sizeof(void*);
+    // aligned_alloc wants a size that is a multiple of the alignment (ASan checks it).
+    std::size_t rounded = (size + a - 1) / a * a;
+    if (rounded == 0) rounded = a;
+    return std::aligned_alloc(a, rounded);
+}
+
+void* or_throw(void* p) {
+    if (!p) throw std::bad_alloc();
+    return p;
+}
+
+}  // namespace
+
+void* operator new(std::size_t size) { return or_throw(counted_malloc(size)); }
+void* operator new[](std::size_t size) { return or_throw(counted_malloc(size)); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
+void* operator new(std::size_t size, std::align_val_t align) { return or_throw(counted_aligned(size, align)); }
+void* operator new[](std::size_t size, std::align_val_t align) { return or_throw(counted_aligned(size, align)); }
+void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+    return counted_aligned(size, align);
+}
+void* operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
+    return counted_aligned(size, align);
+}
+
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+
+// ---- helpers ----------------------------------------------------------------------------------------------
+
+using namespace ebt;
+using namespace std::chrono_literals;
+
+namespace {
+
+template <class F> long long allocations_during(F&& f) {
+    const long long before = g_allocations.load(std::memory_order_relaxed);
+    f();
+    return g_allocations.load(std::memory_order_relaxed) - before;
+}
+
+Registry make_registry() {
+    Registry reg;
+    for (const char* name : {"Runaway", "Attack", "Patrol", "E1", "E2", "E3", "E4", "E5"})
+        reg.add_action(name, test::running_action());
+    return reg;
+}
+
+// Sequence[check enemy_seen, ActiveSelector[Sequence[check health_low, Runaway],
+//                                           Monitor(RequireAll, RequireOne)[check enemy_dead false, Attack]]]
+void guard_branch(TreeBuilder& b) {
+    b.sequence()
+        .check("enemy_seen")
+        .active_selector()
+            .sequence()
+                .check("health_low")
+                .action("Runaway")
+            .back()
+            .monitor(Policy::RequireAll, Policy::RequireOne)
+                .check("enemy_dead", false)
+                .action("Attack")
+            .back()
+        .back()
+    .back();
+}
+
+// 10 more nodes: Sequence, check, E1, E2, E3, Wait, Repeat, E4, AlwaysSuccess, E5.
+void ten_more_nodes(TreeBuilder& b) {
+    b.sequence()
+        .check("health_low")
+        .action("E1")
+        .action("E2")
+        .action("E3")
+        .wait(1s)
+        .repeat().action("E4").back()
+        .always_success()
+        .action("E5")
+    .back();
+}
+
+/// The seeds' guard tree (11 nodes) with `copies` guarded branches of 9 nodes (copies = 6: 56 nodes, ~5x),
+/// optionally with ten_more_nodes() before Patrol.
+Tree guard_tree(const Registry& reg, int copies = 1, bool extra = false) {
+    TreeBuilder b("guard", reg);
+    b.key<bool>("enemy_seen").key<bool>("health_low").key<bool>("enemy_dead");
+    b.active_selector();
+    for (int i = 0; i < copies; ++i) guard_branch(b);
+    if (extra) ten_more_nodes(b);
+    b.action("Patrol");
+    return b.back().end();
+}
+
+}  // namespace
+
+// ---- agent creation -----------------------------------------------------------------------------------------
+
+TEST_CASE("allocations: creating an agent makes a small constant number of allocations") {
+    const Registry reg = make_registry();
+    const Tree small = guard_tree(reg);
+    const Tree big = guard_tree(reg, 6);
+    REQUIRE(small.size() == 11);
+    REQUIRE(big.size() == 56);
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        const AgentOptions options{.mode = mode};
+        const long long n_small = allocations_during([&] { Agent agent(small, options); });
+        const long long n_big = allocations_during([&] { Agent agent(big, options); });
+        MESSAGE("agent creation allocations (", std::string(to_string(mode)), "): guard tree ", n_small, ", 56-node tree ", n_big);
+        CHECK(n_small == n_big);
+        CHECK(n_small >= 1);  // the counter works: the state block is allocated
+        CHECK(n_small <= 2);
+        // A moved agent keeps its block: no allocation.
+        Agent source(small, options);
+        const long long n_move = allocations_during([&] { Agent moved(std::move(source)); });
+        CHECK(n_move == 0);
+    }
+}
+
+// ---- steady state -------------------------------------------------------------------------------------------
+
+TEST_CASE("allocations: a steady-state tick of a quiet world allocates nothing") {
+    const Registry reg = make_registry();
+    const Tree tree = guard_tree(reg);
+    struct Scenario {
+        const char* name;
+        bool enemy_seen, health_low;
+    };
+    const Scenario scenarios[] = {{"patrol", false, false}, {"attack", true, false}, {"runaway", true, true}};
+    for (const Scenario& sc : scenarios) {
+        for (Mode mode : test::both_modes()) {
+            CAPTURE(std::string(to_string(mode)));
+            CAPTURE(std::string(sc.name));
+            Agent agent(tree, {.mode = mode});
+            agent.blackboard().set("enemy_seen", sc.enemy_seen);
+            agent.blackboard().set("health_low", sc.health_low);
+            for (int i = 0; i < 5; ++i) agent.tick(16ms);  // warm up
+            REQUIRE(agent.status() == Status::Running);
+            const long long n = allocations_during([&] {
+                for (int i = 0; i < 200; ++i) agent.tick(16ms);
+            });
+            CHECK(n == 0);
+            CHECK(agent.status() == Status::Running);
+        }
+    }
+}
+
+TEST_CASE("allocations: a quiet tick with waits and suspended actions allocates nothing") {
+    ResumeHandle handle;
+    ActionSpec sleeper;
+    sleeper.on_initialize = [&handle](ActionContext& ctx) { handle = ctx.suspend(); };
+    sleeper.update = [](ActionContext&) { return Status::Running; };
+    ActionSpec counter = test::finishing_action(1000000, Status::Success);
+    const Tree tree = TreeBuilder("waiting")
+                          .key<bool>("k")
+                          .parallel(Policy::RequireAll, Policy::RequireAll)
+                              .wait(1h)
+                              .action("Sleeper", sleeper)
+                              .action("Sleeper2", sleeper)
+                              .delay(1h).action("Late", test::running_action()).back()
+                              .timeout(1h).action("Counter", counter).back()
+                              .sequence().check("k", false).action("Runner", test::running_action()).back()
+                          .back()
+                          .end();
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        Agent agent(tree, {.mode = mode});
+        for (int i = 0; i < 5; ++i) agent.tick(16ms);
+        REQUIRE(handle.valid());
+        const long long n = allocations_during([&] {
+            for (int i = 0; i < 200; ++i) agent.tick(16ms);
+        });
+        CHECK(n == 0);
+        // Resuming and the tick that ends the suspended action allocate nothing either.
+        const long long r = allocations_during([&] {
+            agent.resume(handle, Status::Success);
+            agent.tick(16ms);
+            agent.tick(16ms);
+        });
+        CHECK(r == 0);
+    }
+}
+
+TEST_CASE("allocations: a steady cycle of short waits and finishing actions allocates nothing") {
+    // Every few ticks nodes end and start again: timers re-armed, nodes entered and terminated.
+    const Tree tree = TreeBuilder("cycle")
+                          .repeat()
+                              .sequence()
+                                  .wait(50ms)
+                                  .action("Work", test::finishing_action(3, Status::Success))
+                                  .selector()
+                                      .always_failure()
+                                      .always_success()
+                                  .back()
+                              .back()
+                          .back()
+                          .end();
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        Agent agent(tree, {.mode = mode});
+        for (int i = 0; i < 20; ++i) agent.tick(16ms);
+        const AgentStats before = agent.stats();
+        const long long n = allocations_during([&] {
+            for (int i = 0; i < 300; ++i) agent.tick(16ms);
+        });
+        CHECK(n == 0);
+        CHECK(agent.stats().timers_fired > before.timers_fired);  // the cycle really ran
+    }
+}
+
+// ---- blackboard writes ----------------------------------------------------------------------------------------
+
+TEST_CASE("allocations: blackboard writes without listeners allocate nothing") {
+    const Registry reg = make_registry();
+    const Tree tree = guard_tree(reg);
+    ChangeBus empty_bus;  // a bus with no slot connected
+    for (ChangeBus* bus : {static_cast<ChangeBus*>(nullptr), &empty_bus}) {
+        for (Mode mode : test::both_modes()) {
+            CAPTURE(std::string(to_string(mode)));
+            CAPTURE(bus != nullptr);
+            Agent agent(tree, {.mode = mode, .bus = bus});
+            for (int i = 0; i < 5; ++i) agent.tick(16ms);
+            Blackboard& bb = agent.blackboard();
+            const Key<bool> seen = bb.key<bool>("enemy_seen");
+            // Writes alone (by key and by name), between ticks: guards are woken, nothing allocated.
+            const long long writes = allocations_during([&] {
+                for (int i = 0; i < 100; ++i) {
+                    bb.set(seen, i % 2 == 0);
+                    bb.set("health_low", i % 3 == 0);
+                    bb.set("enemy_dead", i % 5 == 0);
+                    bb.set(seen, i % 2 == 0);  // equal: not a change
+                }
+            });
+            CHECK(writes == 0);
+            // Writes followed by the ticks that react to them: aborts, switches, entries.
+            const long long reacting = allocations_during([&] {
+                for (int i = 0; i < 100; ++i) {
+                    bb.set(seen, i % 4 < 2);
+                    bb.set("health_low", i % 8 < 3);
+                    agent.tick(16ms);
+                }
+            });
+            CHECK(reacting == 0);
+        }
+    }
+}
+
+TEST_CASE("allocations: actions writing the blackboard inside a tick allocate nothing") {
+    ActionSpec toggler;
+    toggler.ports = {port<bool>("enemy_seen")};
+    toggler.update = [](ActionContext& ctx) {
+        ctx.out<bool>(0, !ctx.in<bool>(0));
+        return Status::Running;
+    };
+    Registry reg = make_registry();
+    reg.add_action("Toggle", toggler);
+    const Tree tree = TreeBuilder("toggle", reg)
+                          .key<bool>("enemy_seen").key<bool>("health_low").key<bool>("enemy_dead")
+                          .parallel(Policy::RequireAll, Policy::RequireAll)
+                              .action("Toggle")
+                              .active_selector()
+                                  .sequence().check("enemy_seen").action("Attack").back()
+                                  .action("Patrol")
+                              .back()
+                          .back()
+                          .end();
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        Agent agent(tree, {.mode = mode});
+        for (int i = 0; i < 5; ++i) agent.tick(16ms);
+        const long long n = allocations_during([&] {
+            for (int i = 0; i < 200; ++i) agent.tick(16ms);
+        });
+        CHECK(n == 0);
+    }
+}
+
+// ---- memory budget ----------------------------------------------------------------------------------------------
+
+TEST_CASE("memory budget: the guard tree's agent fits in 256 bytes; 10 more nodes cost <= 160 bytes") {
+    const Registry reg = make_registry();
+    const Tree guard = guard_tree(reg);
+    const Tree bigger = guard_tree(reg, 1, true);
+    REQUIRE(guard.size() == 11);
+    REQUIRE(bigger.size() == guard.size() + 10);
+    Agent agent(guard);
+    MESSAGE("guard tree: memory_bytes ", agent.memory_bytes(), " (sizeof(Agent) ", sizeof(Agent), ", state_bytes ",
+            guard.state_bytes(), ", blackboard storage ", guard.schema().storage_size(), ")");
+    MESSAGE("10 more nodes: state_bytes ", guard.state_bytes(), " -> ", bigger.state_bytes(), " (+",
+            bigger.state_bytes() - guard.state_bytes(), ")");
+    CHECK(agent.memory_bytes() <= 256);
+    CHECK(agent.memory_bytes() >= sizeof(Agent) + guard.state_bytes());
+    CHECK(bigger.state_bytes() > guard.state_bytes());
+    CHECK(bigger.state_bytes() - guard.state_bytes() <= 160);
+    // The same numbers for agents of the bigger tree: the growth is the state growth.
+    Agent big_agent(bigger);
+    CHECK(big_agent.memory_bytes() - agent.memory_bytes() <= 160 + 16);
+}

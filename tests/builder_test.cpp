@@ -1,0 +1,758 @@
+// The fluent TreeBuilder: structure, Tree accessors, default abort modes, condition folding, the
+// BehaviorTree.CPP aliases, subtrees with key remapping, and every build error with its exact message.
+#include "support/trace_recorder.hpp"
+
+#include <algorithm>
+#include <memory>
+#include <set>
+
+using namespace ebt;
+using namespace std::chrono_literals;
+using test::TraceRecorder;
+
+namespace {
+
+Registry make_registry() {
+    Registry reg;
+    reg.add_action("Patrol", test::running_action());
+    reg.add_action("Runaway", test::running_action());
+    ActionSpec attack = test::running_action();
+    attack.ports = {port<int>("target")};
+    reg.add_action("Attack", attack);
+    reg.add_condition("CanSee", [](const ConditionContext&) { return true; });
+    reg.add_condition(
+        "InRange", [](const ConditionContext& ctx) { return ctx.in<float>(0) < 5.0f; }, {port<float>("distance")});
+    return reg;
+}
+
+// The seeds' guard tree:
+//   0 ActiveSelector
+//   1   Sequence                 [enemy_seen]
+//   2     Condition enemy_seen
+//   3     ActiveSelector
+//   4       Sequence             [health_low]
+//   5         Condition health_low
+//   6         Action Runaway
+//   7       Monitor(RequireAll, RequireOne)
+//   8         Condition !enemy_dead
+//   9         Action Attack
+//  10   Action Patrol
+Tree guard_tree(const Registry& reg) {
+    return TreeBuilder("guard", reg)
+        .key<bool>("enemy_seen").key<bool>("health_low").key<bool>("enemy_dead").key<int>("target")
+        .active_selector()
+            .sequence()
+                .check("enemy_seen")
+                .active_selector()
+                    .sequence()
+                        .check("health_low")
+                        .action("Runaway")
+                    .back()
+                    .monitor(Policy::RequireAll, Policy::RequireOne)
+                        .check("enemy_dead", false)
+                        .action("Attack")
+                    .back()
+                .back()
+            .back()
+            .action("Patrol")
+        .back()
+        .end();
+}
+
+}  // namespace
+
+// ---- structure and accessors --------------------------------------------------------------------------
+
+TEST_CASE("builder: nodes are numbered in pre-order; parent/child/kind/label/path") {
+    const Registry reg = make_registry();
+    const Tree tree = guard_tree(reg);
+    REQUIRE(tree.size() == 11);
+    CHECK(tree.name() == "guard");
+
+    const NodeKind kinds[] = {NodeKind::ActiveSelector, NodeKind::Sequence, NodeKind::Condition, NodeKind::ActiveSelector,
+                              NodeKind::Sequence,       NodeKind::Condition, NodeKind::Action,    NodeKind::Monitor,
+                              NodeKind::Condition,      NodeKind::Action,    NodeKind::Action};
+    for (NodeIndex i = 0; i < 11; ++i) {
+        CAPTURE(i);
+        CHECK(tree.kind(i) == kinds[i]);
+    }
+
+    CHECK(tree.parent(0) == kNoNode);
+    CHECK(tree.parent(1) == 0);
+    CHECK(tree.parent(2) == 1);
+    CHECK(tree.parent(3) == 1);
+    CHECK(tree.parent(6) == 4);
+    CHECK(tree.parent(7) == 3);
+    CHECK(tree.parent(9) == 7);
+    CHECK(tree.parent(10) == 0);
+
+    CHECK(tree.child_count(0) == 2);
+    CHECK(tree.child_count(1) == 2);
+    CHECK(tree.child_count(3) == 2);
+    CHECK(tree.child_count(7) == 2);
+    CHECK(tree.child_count(10) == 0);
+    CHECK(tree.child(0, 0) == 1);
+    CHECK(tree.child(0, 1) == 10);
+    CHECK(tree.child(3, 0) == 4);
+    CHECK(tree.child(3, 1) == 7);
+    CHECK(tree.child(7, 1) == 9);
+    CHECK_THROWS_WITH_AS(tree.child(10, 0), "node 10 has no child 0", UsageError);
+    CHECK_THROWS_WITH_AS(tree.child(0, 2), "node 0 has no child 2", UsageError);
+
+    CHECK(tree.label(0) == "ActiveSelector");
+    CHECK(tree.label(1) == "Sequence");
+    CHECK(tree.label(2) == "enemy_seen");
+    CHECK(tree.label(6) == "Runaway");
+    CHECK(tree.label(7) == "Monitor");
+    CHECK(tree.label(8) == "!enemy_dead");
+    CHECK(tree.label(9) == "Attack");
+    CHECK(tree.label(10) == "Patrol");
+
+    CHECK(tree.path(0) == "/ActiveSelector");
+    CHECK(tree.path(10) == "/ActiveSelector/Action 'Patrol'[1]");
+    CHECK(tree.path(9) == "/ActiveSelector/Sequence[0]/ActiveSelector[1]/Monitor[1]/Action 'Attack'[1]");
+    CHECK(tree.path(5) == "/ActiveSelector/Sequence[0]/ActiveSelector[1]/Sequence[0]/Condition 'health_low'[0]");
+
+    CHECK_FALSE(tree.has_guard(0));
+    CHECK(tree.has_guard(1));   // leading condition enemy_seen
+    CHECK_FALSE(tree.has_guard(3));
+    CHECK(tree.has_guard(4));   // leading condition health_low
+    CHECK(tree.has_guard(7));   // monitor condition
+    CHECK_FALSE(tree.has_guard(10));
+
+    CHECK(tree.schema().size() == 4);
+    CHECK(tree.key<bool>("enemy_seen").id == 0);
+    CHECK(tree.key<int>("target").id == 3);
+}
+
+TEST_CASE("builder: describe() lists the pre-order indices, labels and guards") {
+    const Registry reg = make_registry();
+    const Tree tree = guard_tree(reg);
+    CHECK(tree.describe() ==
+          "0 ActiveSelector\n"
+          "  1 Sequence [guard, abort LowerPriority]\n"
+          "    2 Condition enemy_seen\n"
+          "    3 ActiveSelector\n"
+          "      4 Sequence [guard, abort LowerPriority]\n"
+          "        5 Condition health_low\n"
+          "        6 Action Runaway\n"
+          "      7 Monitor [guard, abort Both]\n"
+          "        8 Condition !enemy_dead\n"
+          "        9 Action Attack\n"
+          "  10 Action Patrol\n");
+}
+
+TEST_CASE("builder: a user label replaces the kind in label() and path()") {
+    const Tree tree = TreeBuilder("labels")
+                          .selector()
+                              .sequence().label("eat")
+                                  .always_success()
+                              .back()
+                              .action("Work", test::running_action()).label("work hard")
+                          .back()
+                          .end();
+    CHECK(tree.label(1) == "eat");
+    CHECK(tree.path(1) == "/Selector/Sequence 'eat'[0]");
+    CHECK(tree.path(2) == "/Selector/Sequence 'eat'[0]/AlwaysSuccess[0]");
+    CHECK(tree.label(3) == "work hard");
+    CHECK(tree.path(3) == "/Selector/Action 'work hard'[1]");
+}
+
+TEST_CASE("builder: a Tree copy shares the definition; a default Tree is empty") {
+    const Tree empty;
+    CHECK_FALSE(static_cast<bool>(empty));
+    auto make_agent = [&] { Agent agent(empty); };
+    CHECK_THROWS_WITH_AS(make_agent(), "Agent: the tree is empty (build it with TreeBuilder::end())", UsageError);
+    const Tree tree = TreeBuilder("one").always_success().end();
+    const Tree copy = tree;  // NOLINT(performance-unnecessary-copy-initialization)
+    CHECK(static_cast<bool>(copy));
+    CHECK(&copy.data() == &tree.data());
+    CHECK(copy.size() == 1);
+    CHECK(copy.kind(0) == NodeKind::AlwaysSuccess);
+}
+
+// ---- abort modes ---------------------------------------------------------------------------------------
+
+TEST_CASE("builder: default abort modes") {
+    auto under = [](auto open_parent) {
+        TreeBuilder b("modes");
+        b.key<bool>("a");
+        open_parent(b);
+        b.sequence().check("a").action("A", test::running_action()).back();
+        b.action("B", test::running_action());
+        return b.back().end();
+    };
+    // 0 parent, 1 Sequence [a], 2 Condition a, 3 A, 4 B
+    CHECK(under([](TreeBuilder& b) { b.active_selector(); }).abort_mode(1) == AbortMode::LowerPriority);
+    CHECK(under([](TreeBuilder& b) { b.reactive_fallback(); }).abort_mode(1) == AbortMode::LowerPriority);
+    CHECK(under([](TreeBuilder& b) { b.priority_selector(); }).abort_mode(1) == AbortMode::Both);
+    CHECK(under([](TreeBuilder& b) { b.non_priority_selector(); }).abort_mode(1) == AbortMode::Self);
+    CHECK(under([](TreeBuilder& b) { b.selector(); }).abort_mode(1) == AbortMode::None);
+    CHECK(under([](TreeBuilder& b) { b.sequence(); }).abort_mode(1) == AbortMode::None);
+    CHECK(under([](TreeBuilder& b) { b.parallel(Policy::RequireAll, Policy::RequireOne); }).abort_mode(1) == AbortMode::None);
+    CHECK(under([](TreeBuilder& b) { b.random_selector(); }).abort_mode(1) == AbortMode::None);
+    // A node without a guard reports None whatever its parent.
+    CHECK(under([](TreeBuilder& b) { b.active_selector(); }).abort_mode(4) == AbortMode::None);
+
+    // A Monitor's and a ReactiveSequence's own guard add Self.
+    const Tree monitor = TreeBuilder("monitor")
+                             .key<bool>("a")
+                             .sequence()
+                                 .monitor(Policy::RequireAll, Policy::RequireOne)
+                                     .check("a")
+                                     .action("A", test::running_action())
+                                 .back()
+                                 .reactive_sequence()
+                                     .check("a")
+                                     .action("B", test::running_action())
+                                 .back()
+                             .back()
+                             .end();
+    CHECK(monitor.kind(1) == NodeKind::Monitor);
+    CHECK(monitor.abort_mode(1) == AbortMode::Self);
+    CHECK(monitor.kind(4) == NodeKind::ReactiveSequence);
+    CHECK(monitor.abort_mode(4) == AbortMode::Self);
+
+    // A Monitor under an ActiveSelector: LowerPriority (its parent) + Self (its own) = Both.
+    const Registry reg = make_registry();
+    CHECK(guard_tree(reg).abort_mode(7) == AbortMode::Both);
+}
+
+TEST_CASE("builder: an explicit abort mode overrides the default") {
+    auto with = [](AbortMode mode) {
+        return TreeBuilder("explicit")
+            .key<bool>("a")
+            .active_selector()
+                .sequence().check("a").action("A", test::running_action()).back().abort(mode)
+                .action("B", test::running_action())
+            .back()
+            .end();
+    };
+    CHECK(with(AbortMode::None).abort_mode(1) == AbortMode::None);
+    CHECK(with(AbortMode::Self).abort_mode(1) == AbortMode::Self);
+    CHECK(with(AbortMode::LowerPriority).abort_mode(1) == AbortMode::LowerPriority);
+    CHECK(with(AbortMode::Both).abort_mode(1) == AbortMode::Both);
+
+    // A precondition is a guard too, and Self is allowed under any parent.
+    const Tree pre = TreeBuilder("pre")
+                         .key<bool>("a")
+                         .sequence()
+                             .action("A", test::running_action()).precondition(Predicate::is("a")).abort(AbortMode::Self)
+                         .back()
+                         .end();
+    CHECK(pre.has_guard(1));
+    CHECK(pre.abort_mode(1) == AbortMode::Self);
+}
+
+// ---- folding ---------------------------------------------------------------------------------------------
+
+TEST_CASE("builder: Inverter / ForceSuccess / ForceFailure over a condition fold into one condition node") {
+    const Tree tree = TreeBuilder("fold")
+                          .key<bool>("a")
+                          .sequence()
+                              .always_success()
+                              .inverter().check("a").back()
+                              .force_success().check("a").back()
+                              .force_failure().check("a").back()
+                          .back()
+                          .end();
+    REQUIRE(tree.size() == 5);
+    CHECK(tree.kind(2) == NodeKind::Condition);
+    CHECK(tree.kind(3) == NodeKind::Condition);
+    CHECK(tree.kind(4) == NodeKind::Condition);
+    CHECK(tree.label(2) == "!a");
+    CHECK(tree.label(3) == "ForceSuccess(a)");
+    CHECK(tree.label(4) == "ForceFailure(a)");
+    CHECK(tree.child_count(2) == 0);
+    CHECK(tree.parent(4) == 0);
+
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        TraceRecorder rec;
+        Agent agent(tree, {.mode = mode, .listener = &rec});
+        agent.tick(10ms);  // a == false: !a true, ForceSuccess(a) true, ForceFailure(a) false
+        CHECK(rec.all(0) == "0:I 1:I 1:U 1:T(Success) 2:C(true) 3:C(true) 4:C(false) 0:T(Failure)");
+        agent.blackboard().set("a", true);
+        agent.tick(10ms);  // !a false
+        CHECK(rec.all(1) == "0:I 1:I 1:U 1:T(Success) 2:C(false) 0:T(Failure)");
+    }
+
+    // Nested decorators fold too; a folded leading condition guards its sequence.
+    const Tree nested = TreeBuilder("nested")
+                            .key<bool>("a")
+                            .active_selector()
+                                .sequence()
+                                    .inverter().inverter().check("a").back().back()
+                                    .action("A", test::running_action())
+                                .back()
+                                .action("B", test::running_action())
+                            .back()
+                            .end();
+    REQUIRE(nested.size() == 5);
+    CHECK(nested.kind(2) == NodeKind::Condition);
+    CHECK(nested.label(2) == "!!a");
+    CHECK(nested.has_guard(1));
+
+    // A decorator over anything else stays a decorator.
+    const Tree plain = TreeBuilder("plain").inverter().always_success().back().end();
+    REQUIRE(plain.size() == 2);
+    CHECK(plain.kind(0) == NodeKind::Inverter);
+    CHECK(plain.kind(1) == NodeKind::AlwaysSuccess);
+}
+
+// ---- BehaviorTree.CPP aliases -----------------------------------------------------------------------------
+
+TEST_CASE("builder: BehaviorTree.CPP aliases build the same node kinds") {
+    const Tree tree = TreeBuilder("aliases")
+                          .reactive_fallback()                 // 0
+                              .fallback()                      // 1
+                                  .retry_until_successful(3)   // 2
+                                      .always_failure()        // 3
+                                  .back()
+                                  .sleep(25ms)                 // 4
+                              .back()
+                          .back()
+                          .end();
+    REQUIRE(tree.size() == 5);
+    CHECK(tree.kind(0) == NodeKind::ActiveSelector);
+    CHECK(tree.kind(1) == NodeKind::Selector);
+    CHECK(tree.kind(2) == NodeKind::Retry);
+    CHECK(tree.kind(3) == NodeKind::AlwaysFailure);
+    CHECK(tree.kind(4) == NodeKind::Wait);
+
+    // Retry(3) gives up after three failures (restarts begin on the next tick); Sleep(25ms) then waits.
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        TraceRecorder rec;
+        Agent agent(tree, {.mode = mode, .listener = &rec});
+        for (int i = 0; i < 6; ++i) agent.tick(10ms);
+        CHECK(rec.tick(0) == "0:I 1:I 2:I 3:I 3:U 3:T(Failure)");
+        CHECK(rec.tick(1) == "3:I 3:U 3:T(Failure)");
+        CHECK(rec.tick(2) == "3:I 3:U 3:T(Failure) 2:T(Failure) 4:I");  // clock 30ms: due at 55ms
+        CHECK(rec.tick(3) == "");
+        CHECK(rec.tick(4) == "");
+        CHECK(rec.tick(5) == "4:T(Success) 1:T(Success) 0:T(Success)");  // clock 60ms
+    }
+}
+
+// ---- subtrees -------------------------------------------------------------------------------------------------
+
+namespace {
+
+struct CountLog {
+    std::map<NodeIndex, int> private_count;  // last value each Count node saw in its private key
+};
+
+// inner: Sequence[check go, Count]; Count increments the private "count" and the shared "total".
+Tree inner_tree(const std::shared_ptr<CountLog>& log) {
+    ActionSpec count;
+    count.ports = {port<int>("count"), port<int>("total")};
+    count.update = [log](ActionContext& ctx) {
+        ctx.out<int>(0, ctx.in<int>(0) + 1);
+        ctx.out<int>(1, ctx.in<int>(1) + 1);
+        log->private_count[ctx.node()] = ctx.in<int>(0);
+        return Status::Running;
+    };
+    return TreeBuilder("inner")
+        .key<bool>("go")
+        .key<int>("count", 0)
+        .key<int>("total", 0)
+        .sequence()
+            .check("go")
+            .action("Count", count)
+        .back()
+        .end();
+}
+
+}  // namespace
+
+TEST_CASE("builder: subtree remaps keys to the outer tree; unmapped keys are private to each use") {
+    auto log = std::make_shared<CountLog>();
+    const Tree inner = inner_tree(log);
+    const Tree outer = TreeBuilder("outer")
+                           .key<bool>("alert", false)
+                           .key<int>("total", 0)
+                           .key<int>("count", 100)  // same name as the inner private key: unrelated
+                           .parallel(Policy::RequireAll, Policy::RequireAll)
+                               .subtree(inner, {{"go", "alert"}, {"total", "total"}})
+                               .subtree(inner, {{"go", "alert"}, {"total", "total"}})
+                           .back()
+                           .end();
+    // 0 Parallel, 1 Sequence 'inner', 2 Condition, 3 Count, 4 Sequence 'inner', 5 Condition, 6 Count
+    REQUIRE(outer.size() == 7);
+    CHECK(outer.kind(1) == NodeKind::Sequence);
+    CHECK(outer.label(1) == "inner");
+    CHECK(outer.path(3) == "/Parallel/Sequence 'inner'[0]/Action 'Count'[1]");
+    CHECK(outer.path(6) == "/Parallel/Sequence 'inner'[1]/Action 'Count'[1]");
+    CHECK(outer.has_guard(1));
+    CHECK(outer.has_guard(4));
+    // alert, total, count + one private "count" per use; the private names are distinct.
+    REQUIRE(outer.schema().size() == 5);
+    std::set<std::string> names;
+    for (const auto& k : outer.schema().keys()) names.insert(k.name);
+    CHECK(names.size() == 5);
+    CHECK(outer.schema().find("go") == kNoKey);
+
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        log->private_count.clear();
+        TraceRecorder rec;
+        Agent agent(outer, {.mode = mode, .listener = &rec});
+        // The remapped guard reads the outer key: alert false skips both subtrees.
+        agent.tick(10ms);
+        CHECK(rec.tick(0) == "0:I 0:T(Failure)");
+        CHECK(agent.blackboard().get<int>("total") == 0);
+
+        agent.blackboard().set("alert", true);
+        agent.tick(10ms);
+        CHECK(rec.tick(1) == "0:I 1:I 3:I 3:U 4:I 6:I 6:U");
+        agent.tick(10ms);
+        agent.tick(10ms);
+        // Both uses wrote the shared key...
+        CHECK(agent.blackboard().get<int>("total") == 6);
+        // ...but each counted in its own private key.
+        CHECK(log->private_count[3] == 3);
+        CHECK(log->private_count[6] == 3);
+        // The outer tree's own "count" is untouched.
+        CHECK(agent.blackboard().get<int>("count") == 100);
+    }
+}
+
+TEST_CASE("builder: a subtree whose keys are all private runs with the subtree's initial values") {
+    const Tree inner = TreeBuilder("inner2")
+                           .key<bool>("go", true)
+                           .sequence().check("go").action("A", test::running_action()).back()
+                           .end();
+    const Tree outer = TreeBuilder("outer2").selector().subtree(inner).back().end();
+    REQUIRE(outer.size() == 4);
+    REQUIRE(outer.schema().size() == 1);
+    CHECK(outer.schema().keys()[0].name != "go");
+    TraceRecorder rec;
+    Agent agent(outer, {.listener = &rec});
+    agent.tick(10ms);
+    CHECK(rec.tick(0) == "0:I 1:I 3:I 3:U");  // the private "go" starts true
+}
+
+TEST_CASE("builder: subtree remap errors") {
+    auto log = std::make_shared<CountLog>();
+    const Tree inner = inner_tree(log);
+    auto outer = [] {
+        TreeBuilder b("outer");
+        b.key<bool>("alert").key<int>("total").parallel(Policy::RequireAll, Policy::RequireAll);
+        return b;
+    };
+    CHECK_THROWS_WITH_AS(outer().subtree(inner, {{"nope", "alert"}}),
+                         "tree 'outer', at /Parallel: subtree 'inner' has no key 'nope' to remap", BuildError);
+    CHECK_THROWS_WITH_AS(outer().subtree(inner, {{"go", "missing"}}),
+                         "tree 'outer', at /Parallel: subtree 'inner': key 'go' is remapped to undeclared key 'missing'",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(outer().subtree(inner, {{"go", "total"}}),
+                         "tree 'outer', at /Parallel: subtree 'inner': key 'go' (bool) is remapped to 'total' of type int",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(outer().subtree(Tree{}), "tree 'outer', at /Parallel: subtree() with an empty Tree", BuildError);
+}
+
+// ---- structural errors -----------------------------------------------------------------------------------------
+
+TEST_CASE("builder errors: decorator children") {
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sequence().inverter().always_success().always_failure(),
+                         "tree 't', node /Sequence/Inverter[0]: Inverter takes exactly one child; a second one "
+                         "(AlwaysFailure) was added (missing back()?)",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").repeat(2).always_success().action("Extra", test::running_action()),
+                         "tree 't', node /Repeat: Repeat takes exactly one child; a second one (Action 'Extra') was "
+                         "added (missing back()?)",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sequence().inverter().back(),
+                         "tree 't', node /Sequence/Inverter[0]: Inverter takes exactly one child, got 0", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sequence().selector().back(),
+                         "tree 't', node /Sequence/Selector[0]: Selector has no children", BuildError);
+}
+
+TEST_CASE("builder errors: end() and back() misuse, empty tree") {
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sequence().selector().always_success().end(),
+                         "tree 't': end() with 2 open node(s): /Sequence, /Sequence/Selector[0] (close each with back())",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sequence().always_success().end(),
+                         "tree 't': end() with 1 open node(s): /Sequence (close each with back())", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").always_success().back(),
+                         "tree 't', at /: back() with no open composite or decorator", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sequence().always_success().back().back(),
+                         "tree 't', at /: back() with no open composite or decorator", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").back(), "tree 't', at /: back() with no open composite or decorator",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").end(), "tree 't', at /: end() on an empty tree", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").key<int>("hp").end(), "tree 't', at /: end() on an empty tree", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sequence().always_success().back().always_failure(),
+                         "tree 't', at /: the tree already has a root; AlwaysFailure has no parent (too many back() calls?)",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").abort(AbortMode::Self),
+                         "tree 't', at /: abort() needs a node to apply to; add one first", BuildError);
+    {
+        TreeBuilder b("t");
+        b.always_success();
+        (void)b.end();
+        CHECK_THROWS_WITH_AS(b.end(), "tree 't', at /: end() called twice", BuildError);
+    }
+}
+
+// ---- registry lookups ---------------------------------------------------------------------------------------------
+
+TEST_CASE("builder errors: unknown action or condition lists the registered names") {
+    const Registry reg = make_registry();
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).sequence().action("Jump"),
+                         "tree 't', at /Sequence: unknown action 'Jump' (registered: Attack Patrol Runaway)", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).sequence().condition("IsHungry"),
+                         "tree 't', at /Sequence: unknown condition 'IsHungry' (registered: CanSee InRange)", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).sequence().always_success().back().precondition(Predicate::condition("Nope")),
+                         "tree 't', at /: unknown condition 'Nope' (registered: CanSee InRange)", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").action("Jump"),
+                         "tree 't', at /: unknown action 'Jump' (no registry was given to the builder)", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").condition("CanSee"),
+                         "tree 't', at /: unknown condition 'CanSee' (no registry was given to the builder)", BuildError);
+    const Registry empty;
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", empty).action("Jump"),
+                         "tree 't', at /: unknown action 'Jump' (the registry has no actions)", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", empty).condition("CanSee"),
+                         "tree 't', at /: unknown condition 'CanSee' (the registry has no conditions)", BuildError);
+    // In-place action specs are checked too.
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").action("NoUpdate", ActionSpec{}),
+                         "tree 't', at /: action 'NoUpdate' has no update function", BuildError);
+}
+
+// ---- keys and ports ---------------------------------------------------------------------------------------------------
+
+TEST_CASE("builder errors: undeclared keys in check(), condition ports and action ports") {
+    const Registry reg = make_registry();
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sequence().check("enemy").always_success().back().end(),
+                         "tree 't', node /Sequence/Condition 'enemy'[0]: check uses undeclared blackboard key 'enemy' "
+                         "(declare it with key<T>(\"enemy\"))",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).sequence().condition("InRange").always_success().back().end(),
+                         "tree 't', node /Sequence/Condition 'InRange'[0]: condition 'InRange' port 'distance' uses "
+                         "undeclared blackboard key 'distance' (declare it with key<T>(\"distance\"))",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).sequence().action("Attack").back().end(),
+                         "tree 't', node /Sequence/Action 'Attack'[0]: action 'Attack' port 'target' uses undeclared "
+                         "blackboard key 'target' (declare it with key<T>(\"target\"))",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t")
+                             .sequence()
+                                 .action("A", test::running_action()).precondition(Predicate::is("ready"))
+                             .back()
+                             .end(),
+                         "tree 't', node /Sequence/Action 'A'[0]: check uses undeclared blackboard key 'ready' "
+                         "(declare it with key<T>(\"ready\"))",
+                         BuildError);
+}
+
+TEST_CASE("builder errors: a port bound to a key of the wrong type") {
+    const Registry reg = make_registry();
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).key<float>("target").sequence().action("Attack").back().end(),
+                         "tree 't', node /Sequence/Action 'Attack'[0]: action 'Attack' port 'target' expects key "
+                         "'target' of type int, but it is declared as float",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).key<int>("distance").sequence().condition("InRange").always_success().back().end(),
+                         "tree 't', node /Sequence/Condition 'InRange'[0]: condition 'InRange' port 'distance' expects "
+                         "key 'distance' of type float, but it is declared as int",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").key<int>("hp").sequence().check("hp").always_success().back().end(),
+                         "tree 't', node /Sequence/Condition 'hp'[0]: check expects key 'hp' of type bool, but it is "
+                         "declared as int",
+                         BuildError);
+    // Bound explicitly to another key of the wrong type.
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg)
+                             .key<int>("target").key<double>("other")
+                             .sequence().action("Attack", Bindings{{"target", "other"}}).back()
+                             .end(),
+                         "tree 't', node /Sequence/Action 'Attack'[0]: action 'Attack' port 'target' expects key "
+                         "'other' of type int, but it is declared as double",
+                         BuildError);
+}
+
+TEST_CASE("builder: port bindings; an unknown port name is an error") {
+    const Registry reg = make_registry();
+    // Bound explicitly: works.
+    const Tree ok = TreeBuilder("t", reg)
+                        .key<int>("enemy_id")
+                        .sequence().action("Attack", Bindings{{"target", "enemy_id"}}).back()
+                        .end();
+    CHECK(ok.size() == 2);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).key<int>("target").sequence().action("Attack", Bindings{{"tgt", "target"}}),
+                         "tree 't', at /Sequence: action 'Attack' has no port 'tgt'", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).key<float>("d").sequence().condition("InRange", Bindings{{"dist", "d"}}),
+                         "tree 't', at /Sequence: condition 'InRange' has no port 'dist'", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).sequence().condition("CanSee", Bindings{{"x", "y"}}),
+                         "tree 't', at /Sequence: condition 'CanSee' has no port 'x'", BuildError);
+}
+
+TEST_CASE("builder errors: a key declared twice") {
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").key<int>("a").key<bool>("a"), "tree 't', at /: blackboard key 'a' is declared twice",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").key<int>("a").key<int>("a", 3), "tree 't', at /: blackboard key 'a' is declared twice",
+                         BuildError);
+}
+
+// ---- abort mode placement ---------------------------------------------------------------------------------------------
+
+TEST_CASE("builder errors: LowerPriority/Both where no lower-priority sibling can exist") {
+    CHECK_THROWS_WITH_AS(TreeBuilder("t")
+                             .key<bool>("a")
+                             .sequence()
+                                 .sequence().check("a").always_success().back().abort(AbortMode::LowerPriority)
+                                 .always_success()
+                             .back()
+                             .end(),
+                         "tree 't', node /Sequence/Sequence[0]: abort mode LowerPriority needs lower-priority siblings, "
+                         "but the parent is Sequence",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t")
+                             .key<bool>("a")
+                             .parallel(Policy::RequireAll, Policy::RequireOne)
+                                 .always_success()
+                                 .sequence().check("a").always_success().back().abort(AbortMode::Both)
+                             .back()
+                             .end(),
+                         "tree 't', node /Parallel/Sequence[1]: abort mode Both needs lower-priority siblings, but the "
+                         "parent is Parallel",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t")
+                             .key<bool>("a")
+                             .sequence().check("a").always_success().back().abort(AbortMode::LowerPriority)
+                             .end(),
+                         "tree 't', node /Sequence: abort mode LowerPriority needs lower-priority siblings, but the parent "
+                         "is none (this is the root)",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t")
+                             .key<bool>("a")
+                             .inverter()
+                                 .sequence().check("a").always_success().back().abort(AbortMode::LowerPriority)
+                             .back()
+                             .end(),
+                         "tree 't', node /Inverter/Sequence[0]: abort mode LowerPriority needs lower-priority siblings, "
+                         "but the parent is Inverter",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t")
+                             .key<bool>("a")
+                             .random_selector()
+                                 .sequence().check("a").always_success().back().abort(AbortMode::LowerPriority)
+                                 .always_success()
+                             .back()
+                             .end(),
+                         "tree 't', node /RandomSelector/Sequence[0]: abort mode LowerPriority needs lower-priority "
+                         "siblings, but the parent is RandomSelector",
+                         BuildError);
+}
+
+TEST_CASE("builder errors: an abort mode on an unguarded node or on a condition") {
+    CHECK_THROWS_WITH_AS(TreeBuilder("t")
+                             .active_selector()
+                                 .action("A", test::running_action()).abort(AbortMode::Self)
+                                 .always_success()
+                             .back()
+                             .end(),
+                         "tree 't', node /ActiveSelector/Action 'A'[0]: abort mode Self on a node without a guard (give "
+                         "it a precondition or leading conditions)",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t")
+                             .active_selector()
+                                 .sequence().always_success().back().abort(AbortMode::LowerPriority)
+                                 .always_success()
+                             .back()
+                             .end(),
+                         "tree 't', node /ActiveSelector/Sequence[0]: abort mode LowerPriority on a node without a guard "
+                         "(give it a precondition or leading conditions)",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t")
+                             .key<bool>("a")
+                             .sequence().always_success().check("a").abort(AbortMode::Self).back()
+                             .end(),
+                         "tree 't', node /Sequence/Condition 'a'[1]: an abort mode on a condition node has no effect; set "
+                         "it on the node the condition guards",
+                         BuildError);
+    // None is accepted anywhere.
+    const Tree ok = TreeBuilder("t").sequence().always_success().abort(AbortMode::None).back().end();
+    CHECK(ok.abort_mode(1) == AbortMode::None);
+}
+
+// ---- composite parameters ---------------------------------------------------------------------------------------------
+
+TEST_CASE("builder errors: Monitor with only conditions") {
+    CHECK_THROWS_WITH_AS(TreeBuilder("t")
+                             .key<bool>("a").key<bool>("b")
+                             .sequence()
+                                 .monitor(Policy::RequireAll, Policy::RequireOne).check("a").check("b").back()
+                             .back()
+                             .end(),
+                         "tree 't', node /Sequence/Monitor[0]: Monitor needs at least one child that is not a condition",
+                         BuildError);
+}
+
+TEST_CASE("builder errors: WeightedSelector weights") {
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").weighted_selector({1.0, 2.0}).always_success().back(),
+                         "tree 't', node /WeightedSelector: WeightedSelector has 2 weight(s) for 1 children", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sequence().weighted_selector({1.0}).always_success().always_failure().back(),
+                         "tree 't', node /Sequence/WeightedSelector[0]: WeightedSelector has 1 weight(s) for 2 children",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").weighted_selector({1.0, 0.0}),
+                         "tree 't', at /: WeightedSelector weights must be > 0", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").weighted_selector({-1.0}), "tree 't', at /: WeightedSelector weights must be > 0",
+                         BuildError);
+    const Tree ok = TreeBuilder("t").weighted_selector({1.0, 3.0}).always_success().always_failure().back().end();
+    CHECK(ok.kind(0) == NodeKind::WeightedSelector);
+}
+
+TEST_CASE("builder errors: Repeat / Loop / Retry counts") {
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").repeat(0).always_success().back().end(),
+                         "tree 't', node /Repeat: Repeat count must be >= 1 or kForever, got 0", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sequence().loop(-5).always_success().back().back().end(),
+                         "tree 't', node /Sequence/Loop[0]: Loop count must be >= 1 or kForever, got -5", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").retry(0).always_success().back().end(),
+                         "tree 't', node /Retry: Retry attempts must be >= 1, got 0", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").retry_until_successful(kForever).always_success().back().end(),
+                         "tree 't', node /Retry: Retry attempts must be >= 1, got -1", BuildError);
+    // kForever is fine for Repeat and Loop.
+    CHECK(TreeBuilder("t").repeat(kForever).always_success().back().end().kind(0) == NodeKind::Repeat);
+    CHECK(TreeBuilder("t").loop().always_success().back().end().kind(0) == NodeKind::Loop);
+}
+
+TEST_CASE("builder errors: negative durations") {
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sequence().wait(-1ms).back().end(),
+                         "tree 't', node /Sequence/Wait[0]: Wait duration must not be negative", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").cooldown(-1s).always_success().back().end(),
+                         "tree 't', node /Cooldown: Cooldown duration must not be negative", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").timeout(Duration(-1)).always_success().back().end(),
+                         "tree 't', node /Timeout: Timeout duration must not be negative", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").delay(-5ms).always_success().back().end(),
+                         "tree 't', node /Delay: Delay duration must not be negative", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sleep(-1ms).end(), "tree 't', node /Wait: Wait duration must not be negative",
+                         BuildError);
+    // Zero is allowed.
+    CHECK(TreeBuilder("t").wait(0ms).end().kind(0) == NodeKind::Wait);
+}
+
+TEST_CASE("builder errors: Parallel thresholds") {
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").parallel(3, 1).always_success().always_success().back().end(),
+                         "tree 't', node /Parallel: Parallel success threshold 3 is outside 1..2 (its number of children)",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").parallel(1, 4).always_success().always_success().back().end(),
+                         "tree 't', node /Parallel: Parallel failure threshold 4 is outside 1..2 (its number of children)",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").parallel(0, 1), "tree 't', at /: Parallel thresholds must be >= 1", BuildError);
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").parallel(1, -1), "tree 't', at /: Parallel thresholds must be >= 1", BuildError);
+    // In range: fine.
+    CHECK(TreeBuilder("t").parallel(2, 1).always_success().always_success().back().end().kind(0) == NodeKind::Parallel);
+}
+
+TEST_CASE("builder: the registry may die before its trees") {
+    Tree tree;
+    {
+        Registry reg;
+        reg.add_action("Once", test::finishing_action(1, Status::Success));
+        tree = TreeBuilder("t", reg).sequence().action("Once").back().end();
+    }
+    TraceRecorder rec;
+    Agent agent(tree, {.listener = &rec});
+    agent.tick(10ms);
+    CHECK(rec.tick(0) == "0:I 1:I 1:U 1:T(Success) 0:T(Success)");
+}
