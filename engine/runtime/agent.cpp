@@ -59,6 +59,7 @@ Agent::Agent(Agent&& other) noexcept
       block_(std::move(other.block_)),
       blackboard_(other.blackboard_),
       listener_(other.listener_),
+      host_(other.host_),
       seed_(other.seed_),
       serial_(other.serial_),
       clock_(other.clock_),
@@ -68,6 +69,7 @@ Agent::Agent(Agent&& other) noexcept
       walk_pos_(other.walk_pos_),
       queue_head_(other.queue_head_),
       queue_size_(other.queue_size_),
+      host_slot_(other.host_slot_),
       mode_(other.mode_),
       restart_on_end_(other.restart_on_end_),
       in_tick_(false),
@@ -84,11 +86,15 @@ Agent& Agent::operator=(Agent&& other) noexcept {
     return *this;
 }
 
-Status Agent::tick(Duration dt) {
+Status Agent::tick(Duration dt) { return tick_numbered(ticks_, dt); }
+
+Status Agent::tick_numbered(std::uint64_t tick, Duration dt) {
     if (in_tick_) throw UsageError("Agent::tick() called from inside a tick of the same agent");
+    if (tick < ticks_) throw UsageError("Agent::tick_numbered(): tick numbers must not go backwards");
     if (dt.count() < 0) throw UsageError("Agent::tick() with a negative dt");
     if (!block_) throw UsageError("Agent::tick() on a moved-from agent");
     TickScope scope(in_tick_);
+    ticks_ = tick;
     clock_ += dt.count();
     walk_pos_ = -1;
     Runtime rt(*this);
@@ -120,9 +126,18 @@ void Agent::abort() {
         abort_requested_ = true;  // takes effect when the calling user function returns
         return;
     }
-    TickScope scope(in_tick_);
-    Runtime rt(*this);
-    rt.abort_all();
+    {
+        TickScope scope(in_tick_);
+        Runtime rt(*this);
+        rt.abort_all();
+    }
+    if (host_) host_->on_agent_wake(host_slot_);
+}
+
+bool Agent::has_pending_work() const noexcept {
+    if (!block_) return false;
+    if (mode_ == Mode::Polling) return !stopped_;
+    return queue_size_ > 1;  // anything besides the end-of-frame marker
 }
 
 bool Agent::resume(const ResumeHandle& handle, Status status) {
@@ -146,6 +161,7 @@ void Agent::restart() {
     Runtime rt(*this);
     rt.set(0, detail::kStartPending);
     if (mode_ == Mode::Event) rt.enqueue(0);
+    if (host_) host_->on_agent_wake(host_slot_);
 }
 
 Status Agent::status() const { return status(0); }

@@ -36,6 +36,8 @@ void Runtime::queue_remove_at(std::uint16_t logical) {
 void Runtime::enqueue(NodeIndex n) {
     if (has(n, kQueued)) return;
     set(n, kQueued);
+    // Work arriving from outside the agent's own tick: tell the host, which may have it marked idle.
+    if (!a.in_tick_ && a.host_) a.host_->on_agent_wake(a.host_slot_);
     std::uint16_t i = 0;
     if (!passed(n)) {
         while (queue_at(i) != kQueueMarker && queue_at(i) < n) ++i;

@@ -32,6 +32,18 @@ namespace ebt {
 namespace detail {
 struct Runtime;
 }
+class World;
+
+/// Who embeds an agent (a World): told when something outside the agent's own tick gives it work for
+/// its next tick (a blackboard write, a resume, an abort or restart), so that idle agents need not be
+/// polled. Called synchronously, on the thread that caused the wake.
+class AgentHost {
+public:
+    virtual void on_agent_wake(std::uint32_t slot) = 0;
+
+protected:
+    ~AgentHost() = default;
+};
 
 enum class Mode : std::uint8_t { Polling, Event };
 const char* to_string(Mode mode) noexcept;
@@ -96,6 +108,21 @@ public:
     /// Bytes of state this agent uses: the Agent object plus its state block (nodes, queue, blackboard).
     std::size_t memory_bytes() const noexcept;
 
+    /// True when the agent has work queued for its next tick (event mode) or always (polling mode).
+    bool has_pending_work() const noexcept;
+    /// The agent-clock time of its earliest armed deadline (wait, timeout, delay, cooldown, re-check),
+    /// or the largest TimePoint when none is armed. Event mode only (polling checks every tick).
+    TimePoint next_deadline() const noexcept { return next_deadline_; }
+
+    /// Embedding: a host (World) is told of wakes from outside the agent's tick.
+    void set_host(AgentHost* host, std::uint32_t slot) noexcept {
+        host_ = host;
+        host_slot_ = slot;
+    }
+    /// Embedding: run one tick numbered `tick` (a world's frame number, so that traces of agents that
+    /// skip idle frames stay comparable). `tick` must not go backwards.
+    Status tick_numbered(std::uint64_t tick, Duration dt);
+
 private:
     friend struct detail::Runtime;
     friend class Blackboard;
@@ -108,6 +135,7 @@ private:
     std::unique_ptr<std::max_align_t[]> block_;
     Blackboard blackboard_;  // also holds the ChangeBus pointer
     TraceListener* listener_ = nullptr;
+    AgentHost* host_ = nullptr;
     std::uint64_t seed_ = 0;
     std::uint64_t serial_ = 0;
     TimePoint clock_ = 0;
@@ -117,6 +145,7 @@ private:
     std::int32_t walk_pos_ = -1;      // how far this tick's walk has come (pre-order index), -1 between ticks
     std::uint16_t queue_head_ = 0;    // event mode: ring buffer of node indices in tree order
     std::uint16_t queue_size_ = 0;
+    std::uint32_t host_slot_ = 0;
     Mode mode_ = Mode::Event;
     bool restart_on_end_ = true;
     bool in_tick_ = false;

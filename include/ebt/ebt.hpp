@@ -8,6 +8,7 @@
 #include <ebt/status.hpp>
 #include <ebt/trace.hpp>
 #include <ebt/tree.hpp>
+#include <ebt/world.hpp>
 
 namespace ebt {
 /// The library version, e.g. "0.1.0".

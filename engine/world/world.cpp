@@ -1,0 +1,304 @@
+// World: storage, scheduling and bookkeeping for many agents stepped frame by frame.
+#include <ebt/world.hpp>
+
+#include <algorithm>
+#include <bit>
+#include <functional>
+#include <string>
+
+namespace ebt {
+
+/// One place in the world's storage. A slot is reused after its agent is freed; its generation then
+/// changes, which makes old handles stale.
+struct World::Slot {
+    std::optional<Agent> agent;
+    std::uint32_t generation = 1;
+    std::uint32_t interval = 1;    // LOD: tick every `interval` frames
+    std::uint64_t phase = 0;       // LOD: the frame the agent joined
+    TimePoint last_time = 0;       // world time of the agent's last tick (or of its joining)
+    std::uint32_t timer_stamp = 0; // the current entry of this slot in the timer heap
+    bool live = false;             // has an agent
+    bool joining = false;          // spawned during a frame: joins at its end
+    bool dying = false;            // despawned during a frame: freed at its end
+};
+
+namespace {
+bool later(const auto& a, const auto& b) { return a.due > b.due; }  // min-heap order
+}  // namespace
+
+World::World() = default;
+World::~World() {
+    in_step_ = false;
+    for (std::uint32_t i = 0; i < slots_.size(); ++i)
+        if (slots_[i].agent) slots_[i].agent.reset();
+}
+
+bool World::valid(AgentHandle h) const noexcept {
+    if (h.index >= slots_.size()) {
+        for (const auto& p : pending_spawns_)
+            if (p.slot == h.index) return h.generation == 1;
+        return false;
+    }
+    const Slot& s = slots_[h.index];
+    return s.generation == h.generation && (s.live || s.joining) && !s.dying;
+}
+
+bool World::alive(AgentHandle h) const noexcept { return valid(h); }
+
+Agent* World::agent(AgentHandle h) noexcept {
+    if (h.index >= slots_.size() || !valid(h)) return nullptr;
+    Slot& s = slots_[h.index];
+    return s.live && s.agent ? &*s.agent : nullptr;
+}
+const Agent* World::agent(AgentHandle h) const noexcept { return const_cast<World*>(this)->agent(h); }
+
+Agent& World::at(AgentHandle h) {
+    if (Agent* a = agent(h)) return *a;
+    const std::string what = "agent handle {" + std::to_string(h.index) + ", generation " + std::to_string(h.generation) + "}";
+    if (valid(h)) throw UsageError(what + " was spawned during this frame and joins at its end");
+    throw UsageError(what + " is stale: its agent was despawned or never existed");
+}
+
+AgentHandle World::spawn(Tree tree, SpawnOptions options) {
+    if (!tree) throw UsageError("World::spawn(): the tree is empty");
+    if (options.tick_interval < 1) throw UsageError("World::spawn(): tick_interval must be >= 1");
+    std::uint32_t index;
+    if (!free_.empty()) {
+        index = free_.back();
+        free_.pop_back();
+    } else {
+        index = static_cast<std::uint32_t>(slots_.size());
+        for (const auto& p : pending_spawns_) index = std::max(index, p.slot + 1);
+    }
+    PendingSpawn spawn{index, std::move(tree), options};
+    const std::uint32_t generation = index < slots_.size() ? slots_[index].generation : 1;
+    if (in_step_) {
+        if (index < slots_.size()) slots_[index].joining = true;
+        pending_spawns_.push_back(std::move(spawn));
+    } else {
+        materialize(spawn);
+    }
+    ++live_;
+    return AgentHandle{index, generation};
+}
+
+void World::materialize(PendingSpawn& p) {
+    if (p.slot >= slots_.size()) slots_.resize(p.slot + 1);
+    Slot& s = slots_[p.slot];
+    AgentOptions ao;
+    ao.mode = p.options.mode;
+    ao.seed = p.options.seed;
+    ao.restart_on_end = p.options.restart_on_end;
+    ao.listener = p.options.listener;
+    ao.bus = &bus_;
+    s.agent.emplace(std::move(p.tree), ao);
+    s.agent->set_host(this, p.slot);
+    s.interval = p.options.tick_interval;
+    s.phase = frame_;
+    s.last_time = now_;
+    s.live = true;
+    s.joining = false;
+    s.dying = false;
+    set_awake(p.slot);  // the root starts on the agent's first tick
+}
+
+bool World::despawn(AgentHandle h) {
+    if (!valid(h)) return false;
+    --live_;
+    // A spawn still pending in this frame is simply cancelled.
+    for (auto it = pending_spawns_.begin(); it != pending_spawns_.end(); ++it)
+        if (it->slot == h.index) {
+            pending_spawns_.erase(it);
+            if (h.index < slots_.size()) {
+                slots_[h.index].joining = false;
+                ++slots_[h.index].generation;
+            }
+            free_.push_back(h.index);
+            return true;
+        }
+    Slot& s = slots_[h.index];
+    ++s.generation;  // every handle to it is stale from now on
+    clear_awake(h.index);
+    if (in_step_) {
+        s.dying = true;
+        if (stepping_ == h.index) s.agent->abort();  // ends its tick as soon as the calling code returns
+        pending_frees_.push_back(h.index);
+    } else {
+        destroy(h.index);
+    }
+    return true;
+}
+
+void World::destroy(std::uint32_t index) {
+    Slot& s = slots_[index];
+    s.agent.reset();  // running actions get onTerminate(Aborted)
+    s.live = false;
+    s.dying = false;
+    clear_awake(index);
+    free_.push_back(index);
+}
+
+bool World::set_tick_interval(AgentHandle h, std::uint32_t interval) {
+    if (interval < 1) throw UsageError("World::set_tick_interval(): the interval must be >= 1");
+    if (!valid(h) || h.index >= slots_.size()) return false;
+    slots_[h.index].interval = interval;
+    return true;
+}
+
+void World::on_agent_wake(std::uint32_t slot) {
+    if (slot < slots_.size() && slots_[slot].live && !slots_[slot].dying) set_awake(slot);
+}
+
+std::uint32_t World::next_awake(std::uint32_t from, std::uint32_t end) const {
+    while (from < end) {
+        const std::uint32_t word = from / 64;
+        if (word >= awake_.size()) return end;
+        const std::uint64_t bits = awake_[word] >> (from % 64);
+        if (bits) {
+            const std::uint32_t i = from + static_cast<std::uint32_t>(std::countr_zero(bits));
+            return i < end ? i : end;
+        }
+        from = (word + 1) * 64;
+    }
+    return end;
+}
+
+void World::step_slot(std::uint32_t index, FrameMetrics& m) {
+    Slot& s = slots_[index];
+    Agent& a = *s.agent;
+    const Duration dt(now_ - s.last_time);
+    s.last_time = now_;
+    const AgentStats before = a.stats();
+    stepping_ = index;
+    a.tick_numbered(frame_, dt);
+    stepping_ = 0xFFFFFFFF;
+    Slot& after_slot = slots_[index];  // slots_ does not grow during a frame
+    const AgentStats& after = after_slot.agent->stats();
+    ++m.agents_stepped;
+    m.behaviors_updated += after.updates - before.updates;
+    m.guards_evaluated += after.guards_evaluated - before.guards_evaluated;
+    m.events_handled += after.nodes_visited - before.nodes_visited;
+    m.timers_fired += after.timers_fired - before.timers_fired;
+    schedule_after_step(index);
+}
+
+void World::schedule_after_step(std::uint32_t index) {
+    Slot& s = slots_[index];
+    if (s.dying || !s.agent) {
+        clear_awake(index);
+        return;
+    }
+    const Agent& a = *s.agent;
+    if (a.has_pending_work()) return;  // stays awake (polling agents always do)
+    clear_awake(index);
+    const TimePoint d = a.next_deadline();
+    if (d == std::numeric_limits<TimePoint>::max()) return;
+    // Agent time runs with world time, so the deadline falls due at this world time.
+    timers_.push_back(TimerEntry{now_ + (d - a.now()), index, ++s.timer_stamp});
+    std::push_heap(timers_.begin(), timers_.end(), [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); });
+}
+
+FrameMetrics World::step(Duration dt) {
+    if (in_step_) throw UsageError("World::step() called from inside a step");
+    if (dt.count() < 0) throw UsageError("World::step() with a negative dt");
+    const auto wall_start = std::chrono::steady_clock::now();
+    FrameMetrics m;
+    m.frame = frame_;
+    in_step_ = true;
+    now_ += dt.count();
+
+    // Deadlines that fall due in this frame wake their agents.
+    const auto order = [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); };
+    while (!timers_.empty() && timers_.front().due <= now_) {
+        std::pop_heap(timers_.begin(), timers_.end(), order);
+        const TimerEntry e = timers_.back();
+        timers_.pop_back();
+        if (e.slot < slots_.size() && slots_[e.slot].live && !slots_[e.slot].dying && slots_[e.slot].timer_stamp == e.stamp)
+            set_awake(e.slot);
+    }
+
+    // Step the awake agents in slot order; with a budget, round robin from where the last frame stopped.
+    const auto count = static_cast<std::uint32_t>(slots_.size());
+    const std::uint32_t start = budget_ ? std::min(cursor_, count) : 0;
+    bool stopped_early = false;
+    for (int pass = 0; pass < 2 && !stopped_early; ++pass) {
+        const std::uint32_t from = pass == 0 ? start : 0;
+        const std::uint32_t to = pass == 0 ? count : start;
+        for (std::uint32_t i = next_awake(from, to); i < to; i = next_awake(i + 1, to)) {
+            Slot& s = slots_[i];
+            if (!s.live || s.dying || !s.agent) {
+                clear_awake(i);
+                continue;
+            }
+            if (s.interval > 1 && (frame_ - s.phase) % s.interval != 0) continue;  // LOD: not its frame
+            if (budget_ && m.agents_stepped >= budget_) {
+                cursor_ = i;
+                stopped_early = true;
+                break;
+            }
+            step_slot(i, m);
+        }
+    }
+    if (stopped_early) {
+        for (std::uint32_t i = next_awake(0, count); i < count; i = next_awake(i + 1, count)) {
+            const Slot& s = slots_[i];
+            if (s.live && !s.dying && (s.interval <= 1 || (frame_ - s.phase) % s.interval == 0)) ++m.agents_waiting;
+        }
+        m.agents_waiting -= std::min(m.agents_waiting, m.agents_stepped);
+    } else {
+        cursor_ = 0;
+    }
+
+    finish_frame();
+    ++frame_;
+    in_step_ = false;
+    m.wall_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall_start);
+    return m;
+}
+
+void World::finish_frame() {
+    // Frees first, so that their slots can be reused by later frames (not by this frame's spawns,
+    // which already hold their indices).
+    std::vector<std::uint32_t> frees;
+    frees.swap(pending_frees_);
+    for (std::uint32_t i : frees) destroy(i);
+    std::vector<PendingSpawn> spawns;
+    spawns.swap(pending_spawns_);
+    for (auto& p : spawns) materialize(p);
+    for (auto& p : spawns) slots_[p.slot].phase = frame_ + 1;  // first ticks in the next frame
+}
+
+std::vector<AgentHandle> World::handles() const {
+    std::vector<AgentHandle> v;
+    for (std::uint32_t i = 0; i < slots_.size(); ++i)
+        if (slots_[i].live && !slots_[i].dying) v.push_back(AgentHandle{i, slots_[i].generation});
+    return v;
+}
+
+std::uint64_t World::state_hash() const {
+    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
+    const auto mix = [&h](const void* data, std::size_t n) {
+        const auto* p = static_cast<const unsigned char*>(data);
+        for (std::size_t i = 0; i < n; ++i) {
+            h ^= p[i];
+            h *= 1099511628211ull;
+        }
+    };
+    for (std::uint32_t i = 0; i < slots_.size(); ++i) {
+        const Slot& s = slots_[i];
+        if (!s.live || s.dying || !s.agent) continue;
+        const Agent& a = *s.agent;
+        mix(&i, sizeof i);
+        for (NodeIndex n = 0; n < a.tree().size(); ++n) {
+            const Status st = a.status(n);
+            mix(&st, sizeof st);
+        }
+        // The logical clock: what the agent's clock reads once the frames it skipped are applied.
+        const TimePoint clock = a.now() + (now_ - s.last_time);
+        mix(&clock, sizeof clock);
+        mix(a.blackboard().raw_values(), a.tree().schema().storage_size());
+    }
+    return h;
+}
+
+}  // namespace ebt
