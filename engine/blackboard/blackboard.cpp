@@ -2,6 +2,8 @@
 #include <ebt/agent.hpp>
 #include <ebt/blackboard.hpp>
 
+#include <algorithm>
+
 namespace ebt {
 
 namespace {
@@ -23,6 +25,22 @@ KeyId BlackboardSchema::declare_raw(std::string name, const TypeInfo* type, cons
     if (initial) std::memcpy(defaults_.data() + info.offset, initial, type->size);
     keys_.push_back(std::move(info));
     return static_cast<KeyId>(keys_.size() - 1);
+}
+
+KeyId BlackboardSchema::declare_shared_raw(const std::string& scope, const std::string& key, const TypeInfo* type,
+                                          const void* initial) {
+    if (scope.empty() || key.empty()) throw BuildError("a shared key needs a scope and a name");
+    auto it = std::find(scopes_.begin(), scopes_.end(), scope);
+    if (it == scopes_.end()) {
+        if (scopes_.size() >= 16) throw BuildError("too many shared scopes (at most 16)");
+        scopes_.push_back(scope);
+        it = scopes_.end() - 1;
+    }
+    const KeyId id = declare_raw(scope + "." + key, type, initial);
+    keys_[id].scope = static_cast<std::uint8_t>(it - scopes_.begin());
+    keys_[id].shared_name = key;
+    ++shared_keys_;
+    return id;
 }
 
 KeyId BlackboardSchema::find(std::string_view name) const noexcept {

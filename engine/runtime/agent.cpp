@@ -1,6 +1,9 @@
 // Agent: the public face of one agent's run; delegates to Runtime for everything that runs nodes.
 #include "runtime/runtime.hpp"
 
+#include <ebt/shared_blackboard.hpp>
+
+#include <algorithm>
 #include <atomic>
 
 namespace ebt {
@@ -180,6 +183,79 @@ std::size_t Agent::memory_bytes() const noexcept {
 void Agent::on_blackboard_change(KeyId key) {
     if (mode_ != Mode::Event) return;  // polling re-evaluates every live guard anyway
     Runtime(*this).on_key_changed(key);
+}
+
+// ---- shared scopes ------------------------------------------------------------------------------------
+
+namespace {
+SharedBlackboard** scope_table(const detail::TreeData& t, std::byte* block) {
+    return reinterpret_cast<SharedBlackboard**>(block + t.layout.shared_offset);
+}
+KeyId* shared_ids(const detail::TreeData& t, std::byte* block) {
+    return reinterpret_cast<KeyId*>(block + t.layout.shared_offset + 8 * t.schema.scopes().size());
+}
+}  // namespace
+
+void Agent::bind(std::string_view scope, SharedBlackboard& shared) {
+    if (!block_) throw UsageError("Agent::bind() on a moved-from agent");
+    const auto& t = tree_.data();
+    const auto& scopes = t.schema.scopes();
+    const auto it = std::find(scopes.begin(), scopes.end(), scope);
+    if (it == scopes.end())
+        throw UsageError("tree '" + t.name + "' has no shared scope '" + std::string(scope) + "'");
+    const auto scope_index = static_cast<std::uint8_t>(it - scopes.begin());
+    auto* bytes = reinterpret_cast<std::byte*>(block_.get());
+    KeyId* ids = shared_ids(t, bytes);
+    for (KeyId k = 0; k < t.schema.size(); ++k) {
+        const KeyInfo& info = t.schema.info(k);
+        if (info.scope != scope_index) continue;
+        const KeyId sid = shared.schema().find(info.shared_name);
+        if (sid == kNoKey)
+            throw UsageError("shared blackboard '" + shared.name() + "' has no key '" + info.shared_name + "' (tree '" +
+                             t.name + "' reads '" + info.name + "')");
+        if (shared.schema().info(sid).type != info.type)
+            throw UsageError("shared blackboard '" + shared.name() + "': key '" + info.shared_name + "' is " +
+                             shared.schema().info(sid).type->name + ", but tree '" + t.name + "' reads '" + info.name +
+                             "' as " + info.type->name);
+    }
+    scope_table(t, bytes)[scope_index] = &shared;
+    for (KeyId k = 0; k < t.schema.size(); ++k) {
+        const KeyInfo& info = t.schema.info(k);
+        if (info.scope != scope_index) continue;
+        ids[k] = shared.schema().find(info.shared_name);
+        std::memcpy(blackboard_.values_ + info.offset, shared.published(ids[k]), info.type->size);
+    }
+}
+
+SharedBlackboard* Agent::bound(std::string_view scope) const {
+    if (!block_) return nullptr;
+    const auto& t = tree_.data();
+    const auto& scopes = t.schema.scopes();
+    const auto it = std::find(scopes.begin(), scopes.end(), scope);
+    if (it == scopes.end()) return nullptr;
+    return scope_table(t, reinterpret_cast<std::byte*>(block_.get()))[it - scopes.begin()];
+}
+
+KeyId Agent::shared_key_id(KeyId key) const {
+    return shared_ids(tree_.data(), reinterpret_cast<std::byte*>(block_.get()))[key];
+}
+
+void Blackboard::set_shared(KeyId id, const void* value) {
+    const KeyInfo& info = schema_->info(id);
+    SharedBlackboard* shared = agent_ ? agent_->bound(agent_->tree().schema().scopes()[info.scope]) : nullptr;
+    if (!shared)
+        throw UsageError("key '" + info.name + "' belongs to shared scope '" + schema_->scopes()[info.scope] +
+                         "', which is not bound (spawn with SpawnOptions::shared or call Agent::bind)");
+    shared->set_raw(agent_->shared_key_id(id), value);
+}
+
+bool Blackboard::mirror(KeyId id, const void* value) {
+    const KeyInfo& info = schema().info(id);
+    std::byte* slot = values_ + info.offset;
+    if (std::memcmp(slot, value, info.type->size) == 0) return false;
+    std::memcpy(slot, value, info.type->size);
+    changed(id);
+    return true;
 }
 
 // ---- contexts ---------------------------------------------------------------------------------------

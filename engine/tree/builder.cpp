@@ -606,6 +606,11 @@ struct Compiler {
             L.recheck_offset = at;
             at += 8;
         }
+        if (!out->schema.scopes().empty()) {
+            at = align_up(at, 8);
+            L.shared_offset = at;
+            at += static_cast<std::uint32_t>(8 * out->schema.scopes().size() + 2 * out->schema.size());
+        }
         L.engine_bytes = at;
         L.blackboard_offset = align_up(at, 16);
         L.block_bytes = align_up(L.blackboard_offset + static_cast<std::uint32_t>(out->schema.storage_size()), 16);
@@ -645,6 +650,14 @@ TreeBuilder& TreeBuilder::operator=(TreeBuilder&&) noexcept = default;
 TreeBuilder& TreeBuilder::declare_key(std::string name, const TypeInfo* type, const void* initial) {
     if (impl_->schema.find(name) != kNoKey) impl_->fail_here("blackboard key '" + name + "' is declared twice");
     impl_->schema.declare_raw(std::move(name), type, initial);
+    return *this;
+}
+
+TreeBuilder& TreeBuilder::declare_shared_key(std::string scope, std::string key, const TypeInfo* type, const void* initial) {
+    const std::string name = scope + "." + key;
+    if (impl_->schema.find(name) != kNoKey) impl_->fail_here("blackboard key '" + name + "' is declared twice");
+    if (scope.find('.') != std::string::npos) impl_->fail_here("shared scope name '" + scope + "' must not contain '.'");
+    impl_->schema.declare_shared_raw(scope, key, type, initial);
     return *this;
 }
 
@@ -839,6 +852,18 @@ TreeBuilder& TreeBuilder::subtree(const Tree& tree, std::vector<std::pair<std::s
     }
     for (const auto& k : inner.schema.keys()) {
         if (names.count(k.name)) continue;
+        if (k.scope != kLocalScope) {
+            // Shared keys are not private to the subtree: they name the same shared value everywhere.
+            const KeyId outer = impl_->schema.find(k.name);
+            if (outer == kNoKey) {
+                impl_->schema.declare_shared_raw(inner.schema.scopes()[k.scope], k.shared_name, k.type,
+                                                 inner.schema.defaults() + k.offset);
+            } else if (impl_->schema.info(outer).type != k.type || impl_->schema.info(outer).scope == kLocalScope) {
+                impl_->fail_here("subtree '" + inner.name + "': shared key '" + k.name + "' clashes with this tree's key of the same name");
+            }
+            names[k.name] = k.name;
+            continue;
+        }
         std::string private_name = inner.name + "#" + std::to_string(use) + "." + k.name;
         impl_->schema.declare_raw(private_name, k.type, inner.schema.defaults() + k.offset);
         names[k.name] = private_name;

@@ -91,6 +91,7 @@ struct AgentLayout {
     std::uint32_t queue_offset = 0;   // std::uint16_t[n + 1]: event-mode ring buffer incl. end-of-frame marker
     std::uint32_t queue_capacity = 0;
     std::uint32_t recheck_offset = 0; // TimePoint: next re-check of world-reading guards (when the tree has any)
+    std::uint32_t shared_offset = 0;  // SharedBlackboard*[scopes], then KeyId[keys]: bindings of shared scopes
     std::uint32_t engine_bytes = 0;   // end of engine state (node memory included)
     std::uint32_t blackboard_offset = 0;
     std::uint32_t block_bytes = 0;    // total, a multiple of 16

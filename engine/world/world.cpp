@@ -59,9 +59,95 @@ Agent& World::at(AgentHandle h) {
     throw UsageError(what + " is stale: its agent was despawned or never existed");
 }
 
+// ---- shared blackboards --------------------------------------------------------------------------------
+
+SharedBlackboard& World::create_shared(std::string name) {
+    if (shared(name)) throw UsageError("World::create_shared(): a shared blackboard '" + name + "' exists already");
+    SharedEntry entry;
+    entry.blackboard = std::make_unique<SharedBlackboard>(std::move(name));
+    const std::size_t index = shared_.size();
+    entry.router = entry.blackboard->changes().connect([this, index](const SharedBlackboard&, KeyId key) { route(index, key); });
+    shared_.push_back(std::move(entry));
+    return *shared_.back().blackboard;
+}
+
+SharedBlackboard* World::shared(std::string_view name) noexcept {
+    for (auto& e : shared_)
+        if (e.blackboard->name() == name) return e.blackboard.get();
+    return nullptr;
+}
+
+std::size_t World::shared_index(const SharedBlackboard* blackboard) const {
+    for (std::size_t i = 0; i < shared_.size(); ++i)
+        if (shared_[i].blackboard.get() == blackboard) return i;
+    return shared_.size();
+}
+
+void World::validate_bindings(const Tree& tree, const SpawnOptions& options) const {
+    const BlackboardSchema& schema = tree.schema();
+    for (const auto& [scope, blackboard] : options.shared) {
+        if (std::find(schema.scopes().begin(), schema.scopes().end(), scope) == schema.scopes().end())
+            throw UsageError("World::spawn(): tree '" + tree.name() + "' has no shared scope '" + scope + "'");
+        if (!blackboard || shared_index(blackboard) == shared_.size())
+            throw UsageError("World::spawn(): scope '" + scope + "' is bound to a shared blackboard this world does not own");
+    }
+    for (std::size_t s = 0; s < schema.scopes().size(); ++s) {
+        const std::string& scope = schema.scopes()[s];
+        const auto it = std::find_if(options.shared.begin(), options.shared.end(), [&](const auto& b) { return b.first == scope; });
+        if (it == options.shared.end())
+            throw UsageError("World::spawn(): tree '" + tree.name() + "' reads shared scope '" + scope +
+                             "', which SpawnOptions::shared does not bind");
+        for (const KeyInfo& info : schema.keys()) {
+            if (info.scope != s) continue;
+            const KeyId sid = it->second->schema().find(info.shared_name);
+            if (sid == kNoKey || it->second->schema().info(sid).type != info.type)
+                throw UsageError("World::spawn(): shared blackboard '" + it->second->name() + "' has no key '" +
+                                 info.shared_name + "' of type " + info.type->name + " (tree '" + tree.name() +
+                                 "' reads '" + info.name + "')");
+        }
+    }
+}
+
+void World::subscribe(std::uint32_t slot, const SpawnOptions& options) {
+    Agent& a = *slots_[slot].agent;
+    const BlackboardSchema& schema = a.tree().schema();
+    for (const auto& [scope, blackboard] : options.shared) {
+        a.bind(scope, *blackboard);
+        SharedEntry& entry = shared_[shared_index(blackboard)];
+        for (KeyId k = 0; k < schema.size(); ++k) {
+            const KeyInfo& info = schema.info(k);
+            if (info.scope == kLocalScope || schema.scopes()[info.scope] != scope) continue;
+            const KeyId sid = blackboard->schema().find(info.shared_name);
+            if (entry.subscribers.size() <= sid) entry.subscribers.resize(sid + 1u);
+            entry.subscribers[sid].push_back(Subscriber{slot, slots_[slot].generation, k});
+        }
+    }
+}
+
+void World::route(std::size_t shared_index, KeyId key) {
+    SharedEntry& entry = shared_[shared_index];
+    if (entry.subscribers.size() <= key) return;
+    auto& list = entry.subscribers[key];
+    const std::byte* value = entry.blackboard->published(key);
+    for (std::size_t i = 0; i < list.size();) {
+        const Subscriber& sub = list[i];
+        Slot* s = sub.slot < slots_.size() ? &slots_[sub.slot] : nullptr;
+        if (!s || !s->live || s->dying || !s->agent || s->generation != sub.generation) {
+            list[i] = list.back();  // the agent is gone: forget it
+            list.pop_back();
+            continue;
+        }
+        s->agent->blackboard().mirror(sub.tree_key, value);  // wakes the agent if a live guard reads it
+        ++i;
+    }
+}
+
+// ---- agents ----------------------------------------------------------------------------------------------
+
 AgentHandle World::spawn(Tree tree, SpawnOptions options) {
     if (!tree) throw UsageError("World::spawn(): the tree is empty");
     if (options.tick_interval < 1) throw UsageError("World::spawn(): tick_interval must be >= 1");
+    validate_bindings(tree, options);
     std::uint32_t index;
     if (!free_.empty()) {
         index = free_.back();
@@ -93,6 +179,7 @@ void World::materialize(PendingSpawn& p) {
     ao.bus = &bus_;
     s.agent.emplace(std::move(p.tree), ao);
     s.agent->set_host(this, p.slot);
+    subscribe(p.slot, p.options);
     s.interval = p.options.tick_interval;
     s.phase = frame_;
     s.last_time = now_;
@@ -207,6 +294,9 @@ FrameMetrics World::step(Duration dt) {
     in_step_ = true;
     now_ += dt.count();
 
+    // Shared blackboards publish last frame's writes (and game code's since): the snapshot this frame reads.
+    for (auto& entry : shared_) entry.blackboard->publish();
+
     // Deadlines that fall due in this frame wake their agents.
     const auto order = [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); };
     while (!timers_.empty() && timers_.front().due <= now_) {
@@ -297,6 +387,10 @@ std::uint64_t World::state_hash() const {
         const TimePoint clock = a.now() + (now_ - s.last_time);
         mix(&clock, sizeof clock);
         mix(a.blackboard().raw_values(), a.tree().schema().storage_size());
+    }
+    for (const auto& entry : shared_) {
+        const auto& values = entry.blackboard->published_values();
+        mix(values.data(), values.size());
     }
     return h;
 }

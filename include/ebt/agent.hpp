@@ -114,6 +114,15 @@ public:
     /// or the largest TimePoint when none is armed. Event mode only (polling checks every tick).
     TimePoint next_deadline() const noexcept { return next_deadline_; }
 
+    /// Binds the tree's shared scope `scope` (keys declared with TreeBuilder::shared_key) to `shared`:
+    /// the agent's mirrors take its published values now and on every publish routed to this agent
+    /// (a World routes them), and the agent's writes to those keys go to `shared`. Throws UsageError
+    /// when the tree has no such scope or `shared` lacks one of its keys (or has another type).
+    /// `shared` must outlive the binding.
+    void bind(std::string_view scope, SharedBlackboard& shared);
+    /// The shared blackboard bound to `scope`, or nullptr.
+    SharedBlackboard* bound(std::string_view scope) const;
+
     /// Embedding: a host (World) is told of wakes from outside the agent's tick.
     void set_host(AgentHost* host, std::uint32_t slot) noexcept {
         host_ = host;
@@ -129,6 +138,7 @@ private:
     friend class ActionContext;
 
     void on_blackboard_change(KeyId key);
+    KeyId shared_key_id(KeyId key) const;
 
     // Kept small on purpose: this object plus the state block is the agent's whole footprint.
     Tree tree_;

@@ -31,9 +31,12 @@ namespace ebt {
 
 class Agent;
 class Blackboard;
+class SharedBlackboard;
 
 using KeyId = std::uint16_t;
 inline constexpr KeyId kNoKey = 0xFFFF;
+/// KeyInfo::scope of a key that belongs to the agent itself.
+inline constexpr std::uint8_t kLocalScope = 0xFF;
 
 /// Run-time description of a blackboard value type. One instance per C++ type (see type_of<T>()).
 struct TypeInfo {
@@ -93,6 +96,11 @@ struct KeyInfo {
     std::string name;
     const TypeInfo* type = nullptr;
     std::uint32_t offset = 0;  // byte offset of the value in the agent's blackboard storage
+    /// kLocalScope, or the index of the shared scope (BlackboardSchema::scopes()) the key belongs to.
+    /// A shared key's value in the agent is a mirror of the published value of the shared blackboard
+    /// bound to the scope; writing it writes the shared blackboard (seen after its next publish).
+    std::uint8_t scope = kLocalScope;
+    std::string shared_name;  // the key's name in the shared blackboard (name is "scope.shared_name")
 };
 
 /// The declared keys of a tree: names, types, layout and initial values. Immutable once the tree is
@@ -106,6 +114,11 @@ public:
         return id;
     }
     KeyId declare_raw(std::string name, const TypeInfo* type, const void* initial = nullptr);
+    /// Declares key `key` of shared scope `scope`; the schema names it "scope.key".
+    KeyId declare_shared_raw(const std::string& scope, const std::string& key, const TypeInfo* type,
+                             const void* initial = nullptr);
+    const std::vector<std::string>& scopes() const noexcept { return scopes_; }
+    std::size_t shared_key_count() const noexcept { return shared_keys_; }
 
     /// The id of `name`, or kNoKey.
     KeyId find(std::string_view name) const noexcept;
@@ -123,6 +136,8 @@ public:
 private:
     std::vector<KeyInfo> keys_;
     std::vector<std::byte> defaults_;
+    std::vector<std::string> scopes_;
+    std::size_t shared_keys_ = 0;
 };
 
 /// What a ChangeBus slot receives. Valid only during the call.
@@ -166,8 +181,14 @@ public:
     template <class T> const T& get(std::string_view name) const { return get(key<T>(name)); }
 
     /// Writes `value`; returns true when it changed the stored value (and so emitted a change).
+    /// For a key of a shared scope the write goes to the bound shared blackboard instead, and is seen
+    /// (here too) once that blackboard publishes; it then returns false.
     template <class T> bool set(Key<T> key, const T& value) {
         schema().require(key.id, type_of<T>());
+        if (schema_->info(key.id).scope != kLocalScope) {
+            set_shared(key.id, &value);
+            return false;
+        }
         T* slot = reinterpret_cast<T*>(values_ + schema_->info(key.id).offset);
         if (*slot == value) return false;
         *slot = value;
@@ -186,10 +207,15 @@ public:
     /// Raw access for engine internals and tools (debug views, state hashing).
     const std::byte* raw_values() const noexcept { return values_; }
 
+    /// Engine and World use: stores a shared key's newly published value; a change wakes guards and
+    /// is emitted like any other change. Returns true when the value changed.
+    bool mirror(KeyId id, const void* value);
+
 private:
     friend class Agent;
     Blackboard() = default;
     void changed(KeyId id);
+    void set_shared(KeyId id, const void* value);
 
     const BlackboardSchema* schema_ = nullptr;
     std::byte* values_ = nullptr;

@@ -80,6 +80,14 @@ public:
         return declare_key(std::move(name), type_of<T>(), &copy);
     }
 
+    /// Declares key `key` of the shared scope `scope` (a squad's or the world's blackboard), named
+    /// "scope.key" in this tree. Agents read the value published at the start of each frame; their
+    /// writes reach the shared blackboard bound to the scope when they are spawned (World).
+    template <class T> TreeBuilder& shared_key(std::string scope, std::string key, const T& initial = T{}) {
+        T copy = initial;
+        return declare_shared_key(std::move(scope), std::move(key), type_of<T>(), &copy);
+    }
+
     // ---- composites (close with back()) -----------------------------------------------------
     TreeBuilder& sequence();
     TreeBuilder& filter();
@@ -144,6 +152,7 @@ public:
 
 private:
     TreeBuilder& declare_key(std::string name, const TypeInfo* type, const void* initial);
+    TreeBuilder& declare_shared_key(std::string scope, std::string key, const TypeInfo* type, const void* initial);
     std::unique_ptr<Impl> impl_;
 };
 

@@ -5,6 +5,7 @@
 #include <ebt/blackboard.hpp>
 #include <ebt/builder.hpp>
 #include <ebt/registry.hpp>
+#include <ebt/shared_blackboard.hpp>
 #include <ebt/status.hpp>
 #include <ebt/trace.hpp>
 #include <ebt/tree.hpp>

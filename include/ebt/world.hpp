@@ -26,6 +26,7 @@
 #pragma once
 
 #include <ebt/agent.hpp>
+#include <ebt/shared_blackboard.hpp>
 
 #include <chrono>
 #include <optional>
@@ -48,6 +49,8 @@ struct SpawnOptions {
     /// AI level of detail: the agent ticks every `tick_interval` frames (1 = every frame), with the dt
     /// of the frames in between accumulated so that its clock and timers stay right.
     std::uint32_t tick_interval = 1;
+    /// Binds each shared scope of the tree ("squad") to a shared blackboard of this world.
+    std::vector<std::pair<std::string, SharedBlackboard*>> shared = {};
 };
 
 /// What one World::step cost. Counters are sums over the agents stepped.
@@ -94,6 +97,14 @@ public:
     FrameMetrics step(Duration dt);
     FrameMetrics step(double dt_seconds) { return step(Duration(static_cast<std::int64_t>(dt_seconds * 1e6 + 0.5))); }
 
+    /// Creates a shared blackboard owned by the world (stable address). Every step starts by
+    /// publishing all of them, in creation order; a published change is routed to the agents whose
+    /// trees read the key (one Boost.Signals2 connection per shared blackboard, not per agent), and
+    /// wakes those whose live guards read it. Throws UsageError on a duplicate name.
+    SharedBlackboard& create_shared(std::string name);
+    /// The shared blackboard called `name`, or nullptr.
+    SharedBlackboard* shared(std::string_view name) noexcept;
+
     /// The shared bus on which every agent of this world emits its blackboard changes.
     ChangeBus& bus() noexcept { return bus_; }
     std::uint64_t frame() const noexcept { return frame_; }
@@ -134,6 +145,22 @@ private:
     }
     std::uint32_t next_awake(std::uint32_t from, std::uint32_t end) const;
 
+    struct Subscriber {
+        std::uint32_t slot;
+        std::uint32_t generation;
+        KeyId tree_key;
+    };
+    struct SharedEntry {
+        std::unique_ptr<SharedBlackboard> blackboard;
+        std::vector<std::vector<Subscriber>> subscribers;  // per shared key
+        boost::signals2::scoped_connection router;
+    };
+    void route(std::size_t shared_index, KeyId key);
+    std::size_t shared_index(const SharedBlackboard* blackboard) const;
+    void validate_bindings(const Tree& tree, const SpawnOptions& options) const;
+    void subscribe(std::uint32_t slot, const SpawnOptions& options);
+
+    std::vector<SharedEntry> shared_;
     std::vector<Slot> slots_;
     std::vector<std::uint64_t> awake_;  // bit per slot: has work, step when its LOD frame comes
     struct TimerEntry {

@@ -1,0 +1,77 @@
+// SharedBlackboard: data many agents read (a squad's alarm, the world's time of day), double-buffered.
+//
+// Writes (from game code, or from agents through a tree's shared keys) go to a pending buffer; the
+// readers see the values published at the start of the frame. publish() (which a World calls at the
+// start of every step) copies the pending values that differ and emits one change per changed key on
+// this blackboard's single Boost.Signals2 signal. A World connects one slot to it, which routes each
+// change to the agents whose trees read the key: no connection per agent. Conflicting writes in one
+// frame: the last write wins (agents step in slot order, so this is deterministic).
+//
+// A tree reads a shared key through a key declared with TreeBuilder::shared_key<T>("squad", "alarm"),
+// named "squad.alarm" in the tree; spawning binds the scope "squad" to a SharedBlackboard.
+//
+// Ownership: a World owns the shared blackboards it creates (World::create_shared); their addresses
+// are stable. Thread-safety: none (dummy_mutex); use on the simulation thread.
+#pragma once
+
+#include <ebt/blackboard.hpp>
+
+#include <string>
+#include <vector>
+
+namespace ebt {
+
+class SharedBlackboard {
+public:
+    using Signal = boost::signals2::signal_type<
+        void(const SharedBlackboard&, KeyId),
+        boost::signals2::keywords::mutex_type<boost::signals2::dummy_mutex>>::type;
+
+    explicit SharedBlackboard(std::string name);
+    SharedBlackboard(const SharedBlackboard&) = delete;
+    SharedBlackboard& operator=(const SharedBlackboard&) = delete;
+
+    /// Declares a key with its initial (published) value. Throws BuildError on a duplicate.
+    template <class T> SharedBlackboard& declare(std::string key, const T& initial = T{}) {
+        declare_raw(std::move(key), type_of<T>(), &initial);
+        return *this;
+    }
+    void declare_raw(std::string key, const TypeInfo* type, const void* initial);
+
+    /// The published value (what agents' guards see this frame).
+    template <class T> const T& get(std::string_view key) const {
+        const KeyId id = schema_.require(key, type_of<T>());
+        return *reinterpret_cast<const T*>(published_.data() + schema_.info(id).offset);
+    }
+    /// The value that will be published next (the last write of this frame, or the published one).
+    template <class T> const T& pending(std::string_view key) const {
+        const KeyId id = schema_.require(key, type_of<T>());
+        return *reinterpret_cast<const T*>(pending_.data() + schema_.info(id).offset);
+    }
+    /// Writes the pending value; agents see it after the next publish().
+    template <class T> void set(std::string_view key, const T& value) {
+        set_raw(schema_.require(key, type_of<T>()), &value);
+    }
+    void set_raw(KeyId id, const void* value);
+
+    /// Publishes pending writes that changed a value; emits `changes()` once per changed key, in key
+    /// order. Returns how many keys changed.
+    std::size_t publish();
+
+    const std::string& name() const noexcept { return name_; }
+    const BlackboardSchema& schema() const noexcept { return schema_; }
+    const std::byte* published(KeyId id) const { return published_.data() + schema_.info(id).offset; }
+    const std::vector<std::byte>& published_values() const noexcept { return published_; }
+    Signal& changes() noexcept { return signal_; }
+
+private:
+    std::string name_;
+    BlackboardSchema schema_;
+    std::vector<std::byte> published_;
+    std::vector<std::byte> pending_;
+    std::vector<std::uint8_t> written_;  // per key: written since the last publish
+    bool any_written_ = false;
+    Signal signal_;
+};
+
+}  // namespace ebt
