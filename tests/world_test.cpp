@@ -254,3 +254,13 @@ TEST_CASE("world: step() from inside a step is refused") {
     world.step(50ms);
     CHECK(threw);
 }
+
+TEST_CASE("world: an agent owned by a world cannot be ticked directly") {
+    World world;
+    const AgentHandle h = world.spawn(running_tree());
+    CHECK_THROWS_WITH_AS(world.at(h).tick(50ms),
+                         "Agent::tick() on an agent that belongs to a World: the World steps it (World::step)", UsageError);
+    world.step(50ms);
+    CHECK(world.at(h).ticks() == 1);  // frame 0 done
+    CHECK(world.at(h).stats().updates == 1);
+}

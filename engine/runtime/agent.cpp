@@ -89,7 +89,10 @@ Agent& Agent::operator=(Agent&& other) noexcept {
     return *this;
 }
 
-Status Agent::tick(Duration dt) { return tick_numbered(ticks_, dt); }
+Status Agent::tick(Duration dt) {
+    if (host_) throw UsageError("Agent::tick() on an agent that belongs to a World: the World steps it (World::step)");
+    return tick_numbered(ticks_, dt);
+}
 
 Status Agent::tick_numbered(std::uint64_t tick, Duration dt) {
     if (in_tick_) throw UsageError("Agent::tick() called from inside a tick of the same agent");

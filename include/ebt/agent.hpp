@@ -75,6 +75,7 @@ public:
     Agent& operator=(const Agent&) = delete;
 
     /// Advances the agent clock by `dt` and runs one tick. Returns the root's status afterwards.
+    /// Throws UsageError for an agent owned by a World (the World steps it).
     Status tick(Duration dt);
     Status tick(double dt_seconds) { return tick(Duration(static_cast<std::int64_t>(dt_seconds * 1e6 + 0.5))); }
 
