@@ -91,7 +91,7 @@ struct Runtime {
     void fire_timer(NodeIndex n);
     void finish_resume(NodeIndex n);
     void arm_timer(NodeIndex n, TimePoint when);
-    bool eval_predicate(PredRange range);
+    bool eval_predicate(PredRange range, NodeIndex owner);  // owner: where errors are reported
     bool eval_guard(NodeIndex g);
     bool eval_condition_node(NodeIndex c, bool as_step);
     bool cooling(NodeIndex n);

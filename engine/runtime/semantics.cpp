@@ -76,7 +76,7 @@ NodeIndex Runtime::nth_child(NodeIndex p, std::size_t i) const {
 
 // ---- predicates and guards ---------------------------------------------------------------------------
 
-bool Runtime::eval_predicate(PredRange range) {
+bool Runtime::eval_predicate(PredRange range, NodeIndex owner) {
     if (range.count == 0) return true;
     bool stack[64];
     int top = 0;
@@ -100,14 +100,13 @@ bool Runtime::eval_predicate(PredRange range) {
             ctx.binding_count_ = use.binding_count;
             bool v = false;
             const auto& spec = *t.conditions[use.spec];
-            // A throwing condition counts as false; the error is reported at the condition's owner.
+            // A throwing condition counts as false; the error is reported at the node being evaluated.
             try {
                 v = spec.evaluate(ctx);
             } catch (const std::exception& e) {
-                emit(TraceKind::Error, a.walk_pos_ < 0 ? 0 : static_cast<NodeIndex>(a.walk_pos_), Status::Failure, false, e.what());
+                emit(TraceKind::Error, owner, Status::Failure, false, e.what());
             } catch (...) {
-                emit(TraceKind::Error, a.walk_pos_ < 0 ? 0 : static_cast<NodeIndex>(a.walk_pos_), Status::Failure, false,
-                     "unknown exception");
+                emit(TraceKind::Error, owner, Status::Failure, false, "unknown exception");
             }
             check_abort_request();
             stack[top++] = v;
@@ -128,9 +127,9 @@ bool Runtime::eval_guard(NodeIndex g) {
     const GuardDef& guard = *t.guard_of(g);
     bool v = true;
     if (guard.cooldown && cooling(g)) v = false;
-    if (v) v = eval_predicate(guard.precondition);
+    if (v) v = eval_predicate(guard.precondition, g);
     for (std::uint32_t i = 0; v && i < guard.condition_node_count; ++i)
-        v = eval_predicate(def(t.guard_condition_nodes[guard.first_condition_node + i]).predicate);
+        v = eval_predicate(def(t.guard_condition_nodes[guard.first_condition_node + i]).predicate, g);
     ++a.stats_.guards_evaluated;
     if (v) set(g, kGuardPrev);
     else clear(g, kGuardPrev);
@@ -140,7 +139,7 @@ bool Runtime::eval_guard(NodeIndex g) {
 }
 
 bool Runtime::eval_condition_node(NodeIndex c, bool as_step) {
-    const bool v = eval_predicate(def(c).predicate);
+    const bool v = eval_predicate(def(c).predicate, c);
     ++a.stats_.guards_evaluated;
     emit(as_step ? TraceKind::ConditionEvaluated : TraceKind::GuardEvaluated, c, Status::Invalid, v);
     return v;
