@@ -19,17 +19,15 @@ void Runtime::queue_reset() {
 }
 
 void Runtime::queue_insert(std::uint16_t logical, std::uint16_t value) {
-    const std::uint32_t cap = t.layout.queue_capacity;
     std::uint16_t* q = queue();
-    for (std::uint16_t i = a.queue_size_; i > logical; --i) q[(a.queue_head_ + i) % cap] = q[(a.queue_head_ + i - 1) % cap];
-    q[(a.queue_head_ + logical) % cap] = value;
+    for (std::uint16_t i = a.queue_size_; i > logical; --i) q[queue_slot(i)] = q[queue_slot(i - 1u)];
+    q[queue_slot(logical)] = value;
     ++a.queue_size_;
 }
 
 void Runtime::queue_remove_at(std::uint16_t logical) {
-    const std::uint32_t cap = t.layout.queue_capacity;
     std::uint16_t* q = queue();
-    for (std::uint16_t i = logical; i + 1 < a.queue_size_; ++i) q[(a.queue_head_ + i) % cap] = q[(a.queue_head_ + i + 1) % cap];
+    for (std::uint16_t i = logical; i + 1 < a.queue_size_; ++i) q[queue_slot(i)] = q[queue_slot(i + 1u)];
     --a.queue_size_;
 }
 
@@ -101,7 +99,7 @@ void Runtime::event_tick() {
     collect_due_timers();
     for (;;) {
         const std::uint16_t n = queue()[a.queue_head_];
-        a.queue_head_ = static_cast<std::uint16_t>((a.queue_head_ + 1) % t.layout.queue_capacity);
+        a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
         --a.queue_size_;
         if (n == kQueueMarker) {
             queue_insert(a.queue_size_, kQueueMarker);

@@ -114,7 +114,12 @@ struct Runtime {
     void queue_reset();
     void queue_insert(std::uint16_t logical, std::uint16_t value);
     void queue_remove_at(std::uint16_t logical);
-    std::uint16_t queue_at(std::uint16_t logical) { return queue()[(a.queue_head_ + logical) % t.layout.queue_capacity]; }
+    /// Physical index of the `logical`-th queue entry (logical < capacity, so one wrap at most).
+    std::uint32_t queue_slot(std::uint32_t logical) const {
+        const std::uint32_t i = a.queue_head_ + logical;
+        return i >= t.layout.queue_capacity ? i - t.layout.queue_capacity : i;
+    }
+    std::uint16_t queue_at(std::uint16_t logical) { return queue()[queue_slot(logical)]; }
     void on_key_changed(KeyId key);
     void wake_guard(NodeIndex g);
     void wake_reactive(NodeIndex rs);
