@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Build and run the guard_trace sample (the README's main command).
+# Build and run the arena sample (the README's main command): 10,000 guards
+# running the seeds' guard tree on a 2D arena for 60 simulated seconds.
 #
-#   bash scripts/run.sh [ARGS...]     # ARGS are passed to ebt_guard_trace
+#   bash scripts/run.sh [ARGS...]     # ARGS are passed to ebt_arena
+#   bash scripts/run.sh --help        # its options (--agents, --mode, --svg...)
 #
 # Installs missing Debian packages, configures a Release build in
 # build/release (EBT_BUILD_DIR overrides; EBT_CMAKE_ARGS adds cmake
-# arguments), builds only ebt_guard_trace and runs it. Progress and build
+# arguments), builds only ebt_arena and runs it. Progress and build
 # output go to stderr; stdout is the sample's own output.
 set -euo pipefail
 
@@ -25,14 +27,15 @@ cmake -S . -B "$build_dir" \
   -DCMAKE_BUILD_TYPE=Release \
   -DEBT_BUILD_TESTS=ON \
   -DEBT_BUILD_SAMPLES=ON \
+  -DEBT_BUILD_BENCH=ON \
   -DEBT_WARNINGS_AS_ERRORS=OFF \
   -DEBT_SANITIZE= \
   -DEBT_LARGE_TESTS=OFF \
   "${extra_cmake_args[@]}" >&2
 
-ebt_log "building ebt_guard_trace"
-cmake --build "$build_dir" --target ebt_guard_trace --parallel "$jobs" >&2
+ebt_log "building ebt_arena"
+cmake --build "$build_dir" --target ebt_arena --parallel "$jobs" >&2
 
-exe="$build_dir/bin/ebt_guard_trace"
+exe="$build_dir/bin/ebt_arena"
 ebt_log "running $exe $*"
 exec "$exe" "$@"

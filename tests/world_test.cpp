@@ -176,15 +176,16 @@ TEST_CASE("world: LOD tick interval steps an agent every Nth frame with dt accum
     }
     CHECK(stepped == std::vector<std::uint64_t>{0, 3, 6, 9});
     CHECK(world.at(lod).now() == 1'000'000);  // 10 frames of 100 ms, applied in 4 ticks
-    // The waiter (interval 2: frames 0, 2, 4, ...) started its 250 ms wait at 100 ms, due at 350 ms;
-    // its first LOD frame at or after that is frame 4 (500 ms): the Wait ends and Act succeeds. The
-    // tree restarts at frame 6 (700 ms) with a wait due at 950 ms, so frame 8 (900 ms) leaves it asleep.
+    // The waiter is in slot 1 with interval 2: its LOD frames are 1, 3, 5, ... Its first tick (frame 1,
+    // 200 ms, dt accumulated from 0) starts a 250 ms wait, due at 450 ms; its first LOD frame at or
+    // after that is frame 5 (600 ms): the Wait ends and Act succeeds. The tree restarts at frame 7
+    // (800 ms) with a wait due at 1050 ms, so frame 9 (1000 ms) leaves it asleep.
     const Agent& w = world.at(waiter);
     CHECK(w.stats().timers_fired == 1);
     CHECK(w.stats().updates == 1);
     CHECK(w.status(2) == Status::Success);
     CHECK(w.status(1) == Status::Running);
-    CHECK(w.now() == 700'000);
+    CHECK(w.now() == 800'000);
     CHECK(world.set_tick_interval(lod, 1));
     const auto before = world.at(lod).stats().updates;
     world.step(100ms);

@@ -14,7 +14,6 @@ struct World::Slot {
     std::optional<Agent> agent;
     std::uint32_t generation = 1;
     std::uint32_t interval = 1;    // LOD: tick every `interval` frames
-    std::uint64_t phase = 0;       // LOD: the frame the agent joined
     TimePoint last_time = 0;       // world time of the agent's last tick (or of its joining)
     std::uint32_t timer_stamp = 0; // the current entry of this slot in the timer heap
     bool live = false;             // has an agent
@@ -181,7 +180,6 @@ void World::materialize(PendingSpawn& p) {
     s.agent->set_host(this, p.slot);
     subscribe(p.slot, p.options);
     s.interval = p.options.tick_interval;
-    s.phase = frame_;
     s.last_time = now_;
     s.live = true;
     s.joining = false;
@@ -230,6 +228,13 @@ bool World::set_tick_interval(AgentHandle h, std::uint32_t interval) {
     if (!valid(h) || h.index >= slots_.size()) return false;
     slots_[h.index].interval = interval;
     return true;
+}
+
+bool World::lod_frame(std::uint32_t slot) const {
+    // Agents with the same interval are spread over its frames by slot, so that they do not all
+    // tick in the same frame.
+    const std::uint32_t interval = slots_[slot].interval;
+    return interval <= 1 || (frame_ + slot) % interval == 0;
 }
 
 void World::on_agent_wake(std::uint32_t slot) {
@@ -320,7 +325,7 @@ FrameMetrics World::step(Duration dt) {
                 clear_awake(i);
                 continue;
             }
-            if (s.interval > 1 && (frame_ - s.phase) % s.interval != 0) continue;  // LOD: not its frame
+            if (!lod_frame(i)) continue;  // LOD: not its frame
             if (budget_ && m.agents_stepped >= budget_) {
                 cursor_ = i;
                 stopped_early = true;
@@ -332,7 +337,7 @@ FrameMetrics World::step(Duration dt) {
     if (stopped_early) {
         for (std::uint32_t i = next_awake(0, count); i < count; i = next_awake(i + 1, count)) {
             const Slot& s = slots_[i];
-            if (s.live && !s.dying && (s.interval <= 1 || (frame_ - s.phase) % s.interval == 0)) ++m.agents_waiting;
+            if (s.live && !s.dying && lod_frame(i)) ++m.agents_waiting;
         }
         m.agents_waiting -= std::min(m.agents_waiting, m.agents_stepped);
     } else {
@@ -355,7 +360,6 @@ void World::finish_frame() {
     std::vector<PendingSpawn> spawns;
     spawns.swap(pending_spawns_);
     for (auto& p : spawns) materialize(p);
-    for (auto& p : spawns) slots_[p.slot].phase = frame_ + 1;  // first ticks in the next frame
 }
 
 std::vector<AgentHandle> World::handles() const {

@@ -46,8 +46,10 @@ struct SpawnOptions {
     std::uint64_t seed = 0;
     bool restart_on_end = true;
     TraceListener* listener = nullptr;
-    /// AI level of detail: the agent ticks every `tick_interval` frames (1 = every frame), with the dt
-    /// of the frames in between accumulated so that its clock and timers stay right.
+    /// AI level of detail: the agent ticks every `tick_interval` frames (1 = every frame), in the
+    /// frames where (frame + slot index) is a multiple of the interval (so that agents with the same
+    /// interval spread over its frames), with the dt of the frames in between accumulated so that its
+    /// clock and timers stay right.
     std::uint32_t tick_interval = 1;
     /// Binds each shared scope of the tree ("squad") to a shared blackboard of this world.
     std::vector<std::pair<std::string, SharedBlackboard*>> shared = {};
@@ -144,6 +146,7 @@ private:
         return slot / 64 < awake_.size() && (awake_[slot / 64] >> (slot % 64)) & 1;
     }
     std::uint32_t next_awake(std::uint32_t from, std::uint32_t end) const;
+    bool lod_frame(std::uint32_t slot) const;
 
     struct Subscriber {
         std::uint32_t slot;

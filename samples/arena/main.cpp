@@ -1,0 +1,289 @@
+// ebt_arena: the seeds' guard scenario as a small game world (scenarios/arena_scenario.hpp).
+//
+// Guards patrol their squad's route on a 2D arena, intruders slip in and wander; a guard that sees
+// one attacks it (and raises its squad's alarm, which brings the rest of the squad running), flees
+// when its health gets low, and goes back to patrolling when the enemy is dead. Runs headless and as
+// fast as it can; prints one line per simulated second and a summary with the final state hash,
+// which is the same in polling and event mode for the same seed.
+//
+//   ebt_arena [--agents N] [--seconds S] [--hz H] [--seed N] [--mode poll|event] [--lod on|off]
+//             [--realtime] [--trace N] [--svg FILE]
+#include "arena_scenario.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace ebt;
+using scenarios::Arena;
+using scenarios::ArenaConfig;
+
+namespace {
+
+void usage(std::FILE* out, const char* argv0) {
+    std::fprintf(out,
+                 "usage: %s [options]\n"
+                 "The seeds' guard tree on a 2D arena: squads of guards patrol, intruders wander in, guards attack,\n"
+                 "flee when hurt and answer their squad's alarm. Prints a line per simulated second and the final\n"
+                 "state hash (the same in poll and event mode for the same seed).\n"
+                 "\n"
+                 "  --agents N       guards (default 10000)\n"
+                 "  --seconds S      simulated seconds (default 60)\n"
+                 "  --hz H           frames per simulated second (default 20)\n"
+                 "  --seed N         random seed of the world (default 1)\n"
+                 "  --mode M         poll | event: how the agents run their trees (default event)\n"
+                 "  --lod on|off     AI level of detail: guards far from every intruder tick every 4th frame\n"
+                 "                   (default off)\n"
+                 "  --realtime       sleep to the frame rate instead of running as fast as possible\n"
+                 "  --trace N        print guard N's lifecycle trace, one line per frame: frame node-label:event\n"
+                 "                   (frames where it only updates its running action are left out)\n"
+                 "  --svg FILE       write an SVG picture of the arena at the end\n"
+                 "  -h, --help       this help\n",
+                 argv0);
+}
+
+[[noreturn]] void fail(const char* argv0, const std::string& message) {
+    std::fprintf(stderr, "%s: error: %s\n(run '%s --help' for the options)\n", argv0, message.c_str(), argv0);
+    std::exit(2);
+}
+
+long long parse_int(const char* argv0, const char* option, const char* text, long long lo, long long hi) {
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(text, &end, 10);
+    if (errno || end == text || *end || v < lo || v > hi)
+        fail(argv0, std::string(option) + " needs a whole number from " + std::to_string(lo) + " to " +
+                        std::to_string(hi) + ", got '" + text + "'");
+    return v;
+}
+
+double parse_real(const char* argv0, const char* option, const char* text, double lo, double hi) {
+    errno = 0;
+    char* end = nullptr;
+    const double v = std::strtod(text, &end);
+    if (errno || end == text || *end || !(v >= lo && v <= hi)) {
+        char range[96];
+        std::snprintf(range, sizeof range, " needs a number from %g to %g, got '", lo, hi);
+        fail(argv0, std::string(option) + range + text + "'");
+    }
+    return v;
+}
+
+/// Prints one guard's lifecycle events, one line per frame ("frame 12  Patrol:T(Aborted) ...").
+struct FrameTrace : TraceListener {
+    const Tree* tree = nullptr;
+    int guard = -1;
+    std::uint64_t frame = 0;
+    std::string line;
+    bool interesting = false;  // the frame has more than a running action's update
+
+    std::string name(NodeIndex n) const {
+        if (tree->kind(n) == NodeKind::Action) return tree->label(n);
+        std::string s = to_string(tree->kind(n));
+        s += '#';
+        s += std::to_string(n);
+        return s;
+    }
+    void on_event(const TraceEvent& e) override {
+        if (!e.is_lifecycle()) return;
+        if (e.tick != frame) flush();
+        frame = e.tick;
+        line += ' ';
+        line += name(e.node);
+        switch (e.kind) {
+        case TraceKind::Initialize: line += ":I"; interesting = true; break;
+        case TraceKind::Update:
+            line += ":U";
+            if (e.status != Status::Running) {
+                line += '(';
+                line += to_string(e.status);
+                line += ')';
+                interesting = true;
+            }
+            break;
+        default:
+            line += ":T(";
+            line += to_string(e.status);
+            line += ')';
+            interesting = true;
+            break;
+        }
+    }
+    void flush() {
+        if (interesting) std::printf("  trace guard %d  frame %5llu:%s\n", guard, static_cast<unsigned long long>(frame), line.c_str());
+        line.clear();
+        interesting = false;
+    }
+};
+
+double ms(std::chrono::nanoseconds d) { return static_cast<double>(d.count()) * 1e-6; }
+
+/// Median and maximum of a small sample (sorts it).
+std::pair<double, double> median_max(std::vector<double>& v) {
+    if (v.empty()) return {0, 0};
+    std::sort(v.begin(), v.end());
+    return {v[v.size() / 2], v.back()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const char* argv0 = argv[0];
+    ArenaConfig config;
+    double sim_seconds = 60;
+    bool realtime = false;
+    long long trace_guard = -1;
+    std::string svg;
+    for (int i = 1; i < argc; ++i) {
+        const std::string opt = argv[i];
+        const auto value = [&]() -> const char* {
+            if (i + 1 >= argc) fail(argv0, "option " + opt + " needs a value");
+            return argv[++i];
+        };
+        if (opt == "-h" || opt == "--help") {
+            usage(stdout, argv0);
+            return 0;
+        } else if (opt == "--agents") {
+            config.agents = static_cast<int>(parse_int(argv0, "--agents", value(), 1, 5'000'000));
+        } else if (opt == "--seconds") {
+            sim_seconds = parse_real(argv0, "--seconds", value(), 0.001, 1e6);
+        } else if (opt == "--hz") {
+            config.hz = parse_real(argv0, "--hz", value(), 0.1, 10'000);
+        } else if (opt == "--seed") {
+            config.seed = static_cast<std::uint64_t>(parse_int(argv0, "--seed", value(), 0, 9'000'000'000'000'000'000LL));
+        } else if (opt == "--mode") {
+            const std::string m = value();
+            if (m == "poll" || m == "polling") config.mode = Mode::Polling;
+            else if (m == "event") config.mode = Mode::Event;
+            else fail(argv0, "--mode must be 'poll' or 'event', got '" + m + "'");
+        } else if (opt == "--lod") {
+            const std::string m = value();
+            if (m == "on") config.lod = true;
+            else if (m == "off") config.lod = false;
+            else fail(argv0, "--lod must be 'on' or 'off', got '" + m + "'");
+        } else if (opt == "--realtime") {
+            realtime = true;
+        } else if (opt == "--trace") {
+            trace_guard = parse_int(argv0, "--trace", value(), 0, 5'000'000);
+        } else if (opt == "--svg") {
+            svg = value();
+            if (svg.empty()) fail(argv0, "--svg needs a file name");
+        } else {
+            fail(argv0, "unknown option '" + opt + "'");
+        }
+    }
+    if (trace_guard >= config.agents)
+        fail(argv0, "--trace " + std::to_string(trace_guard) + ": there are only " + std::to_string(config.agents) +
+                        " guards (0 to " + std::to_string(config.agents - 1) + ")");
+
+    if (!svg.empty()) {  // fail now rather than after the run
+        std::FILE* probe = std::fopen(svg.c_str(), "w");
+        if (!probe) fail(argv0, "--svg: cannot write '" + svg + "': " + std::strerror(errno));
+        std::fclose(probe);
+    }
+
+    FrameTrace tracer;
+    if (trace_guard >= 0) {
+        config.listener = &tracer;
+        config.listener_agent = static_cast<int>(trace_guard);
+        tracer.guard = static_cast<int>(trace_guard);
+    }
+
+    const auto setup_start = std::chrono::steady_clock::now();
+    Arena arena(config);
+    tracer.tree = &arena.tree();
+    const double setup_ms = ms(std::chrono::steady_clock::now() - setup_start);
+
+    const std::uint64_t frame_us = static_cast<std::uint64_t>(std::max<long long>(1, std::llround(1e6 / config.hz)));
+    const auto frames = static_cast<std::uint64_t>(std::max<long long>(1, std::llround(sim_seconds * 1e6 / static_cast<double>(frame_us))));
+
+    std::printf("ebt %s arena: %d guards in %d squads, %d intruders, %.6g s at %g Hz (%llu frames), seed %llu, "
+                "%s mode, LOD %s%s\n",
+                version_string(), config.agents, arena.squads(), arena.intruders(), sim_seconds, config.hz,
+                static_cast<unsigned long long>(frames), static_cast<unsigned long long>(config.seed),
+                config.mode == Mode::Polling ? "poll" : "event", config.lod ? "on" : "off",
+                realtime ? ", real time" : "");
+    std::printf("arena %.0f x %.0f units; world set up in %.1f ms\n\n", arena.width(), arena.height(), setup_ms);
+    std::printf("%7s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "time s", "patrol", "respond", "attack", "flee",
+                "intruders", "alarms", "events", "AI ms", "AI ms", "sim ms");
+    std::printf("%7s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "", "", "", "", "", "", "", "handled", "median",
+                "worst", "median");
+    std::fflush(stdout);
+
+    std::vector<double> ai_ms, sim_ms, all_ai_ms;
+    all_ai_ms.reserve(frames);
+    std::uint64_t second_events = 0, total_events = 0, total_guards = 0, total_updates = 0;
+    double total_ai = 0, total_sim = 0;
+    const auto start = std::chrono::steady_clock::now();
+    for (std::uint64_t f = 0; f < frames; ++f) {
+        const scenarios::ArenaFrame fr = arena.step();
+        tracer.flush();
+        const double a = ms(fr.ai.wall_time), s = ms(fr.sim_time);
+        ai_ms.push_back(a);
+        sim_ms.push_back(s);
+        all_ai_ms.push_back(a);
+        total_ai += a;
+        total_sim += s;
+        second_events += fr.ai.events_handled;
+        total_events += fr.ai.events_handled;
+        total_guards += fr.ai.guards_evaluated;
+        total_updates += fr.ai.behaviors_updated;
+        // A line whenever a simulated second completes (and after the last frame).
+        const std::uint64_t t_before = f * frame_us, t_after = (f + 1) * frame_us;
+        if (t_after / 1'000'000 != t_before / 1'000'000 || f + 1 == frames) {
+            const scenarios::ArenaCounts c = arena.counts();
+            const auto [ai_med, ai_max] = median_max(ai_ms);
+            const auto [sim_med, sim_max] = median_max(sim_ms);
+            (void)sim_max;
+            std::printf("%7.1f %8d %8d %8d %8d %10d %7d %11llu %8.3f %8.3f %8.3f\n", static_cast<double>(t_after) * 1e-6,
+                        c.patrol, c.respond, c.attack, c.flee, c.intruders_active, c.squads_alarmed,
+                        static_cast<unsigned long long>(second_events), ai_med, ai_max, sim_med);
+            std::fflush(stdout);
+            ai_ms.clear();
+            sim_ms.clear();
+            second_events = 0;
+        }
+        if (realtime) std::this_thread::sleep_until(start + std::chrono::microseconds((f + 1) * frame_us));
+    }
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    const scenarios::ArenaCounts c = arena.counts();
+    const scenarios::ArenaTotals& t = arena.totals();
+    const auto [ai_med, ai_max] = median_max(all_ai_ms);
+    const double simulated = static_cast<double>(frames * frame_us) * 1e-6;
+    std::printf("\ndone: %llu frames, %.1f simulated s in %.2f wall s (%.1fx real time)\n",
+                static_cast<unsigned long long>(frames), simulated, wall, wall > 0 ? simulated / wall : 0.0);
+    std::printf("  AI (World::step):  %.2f s in all; per frame median %.3f ms, worst %.3f ms\n", total_ai * 1e-3,
+                ai_med, ai_max);
+    std::printf("                     %llu events handled, %llu guard evaluations, %llu leaf updates\n",
+                static_cast<unsigned long long>(total_events), static_cast<unsigned long long>(total_guards),
+                static_cast<unsigned long long>(total_updates));
+    std::printf("  simulation:        %.2f s in all (intruders, perception grid, alarms, LOD)\n", total_sim * 1e-3);
+    std::printf("  guards now:        %d patrol, %d respond, %d attack, %d flee\n", c.patrol, c.respond, c.attack,
+                c.flee);
+    std::printf("  since the start:   %llu attacks, %llu flights, %llu squad alarms, %llu intruders killed\n",
+                static_cast<unsigned long long>(t.attacks), static_cast<unsigned long long>(t.flights),
+                static_cast<unsigned long long>(t.alarms_raised), static_cast<unsigned long long>(t.intruders_killed));
+    std::printf("  state hash:        %016llx  (world %016llx, sim %016llx)\n",
+                static_cast<unsigned long long>(arena.hash()),
+                static_cast<unsigned long long>(arena.world().state_hash()),
+                static_cast<unsigned long long>(arena.sim_hash()));
+    if (!svg.empty()) {
+        try {
+            arena.write_svg(svg);
+            std::printf("  picture:           %s\n", svg.c_str());
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: error: %s\n", argv0, e.what());
+            return 1;
+        }
+    }
+    return 0;
+}

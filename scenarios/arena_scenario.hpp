@@ -1,0 +1,173 @@
+// The arena: the seeds' guard scenario as a small game world, shared by the ebt_arena sample, its
+// test and the benchmarks ("the sample's world").
+//
+// Guards patrol their squad's route on a 2D arena; intruders slip in at random breach points and
+// wander. Every frame, before the AI runs, a perception step (on a uniform spatial grid of the
+// intruders, so that the simulation's own cost stays small beside the AI's) writes each guard's
+// blackboard: enemy_seen, health_low (with hysteresis), enemy_dead. Attacking hurts (the intruder
+// fights back), fleeing heals slowly. A squad of ~12 guards shares a blackboard
+// (World::create_shared) whose `alarm` is raised by any member that attacks; the others respond by
+// running to the alarm position. The alarm clears a few seconds after the last raise.
+//
+// The guards' tree is the seeds' guard tree with one more branch (the squad response):
+//
+//   0 ActiveSelector
+//     1 Sequence                        guard: enemy_seen (LowerPriority)
+//       2 Condition enemy_seen
+//       3 ActiveSelector
+//         4 Sequence                    guard: health_low (LowerPriority)
+//           5 Condition health_low
+//           6 Action Runaway            flee and heal; Running while health is low, then Success
+//         7 Monitor(RequireAll, RequireOne)   guard: !enemy_dead (Self, plus LowerPriority)
+//           8 Condition !enemy_dead
+//           9 Action Attack             close in and fight; raises squad.alarm; Failure if the target is lost
+//     10 Sequence                       guard: squad.alarm && !health_low (LowerPriority)
+//       11 Condition squad.alarm
+//       12 Condition !health_low
+//       13 Action Respond               run to the alarm; Running while the alarm is up, then Success
+//     14 Action Patrol                  walk the squad's route; Running forever
+//
+// Actions reach their guard's simulation data through the blackboard key "id" (the guard's index)
+// and a pointer to the Arena captured in the ActionSpec lambdas. Every action moves its guard by the
+// time since the guard last moved (agent clock), so movement does not depend on how often a guard
+// is ticked (AI LOD).
+//
+// Determinism: a seeded counter-based RNG, a fixed iteration order (guard index = agent slot), and
+// actions that only depend on their own updates (identical in polling and event mode); perception
+// writes every blackboard value every frame, but equal values are no-ops. Polling and event runs of
+// the same configuration end with the same hash().
+#pragma once
+
+#include <ebt/ebt.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ebt::scenarios {
+
+struct ArenaConfig {
+    int agents = 10'000;          // guards
+    double hz = 20.0;             // frames per simulated second
+    std::uint64_t seed = 1;
+    Mode mode = Mode::Event;
+    bool lod = false;             // AI LOD: guards far from every intruder tick every `lod_interval` frames
+    std::uint32_t lod_interval = 4;
+    int squad_size = 12;          // guards per squad (squads get 8-16 when the count does not divide)
+    int intruders = 0;            // 0: one per 40 guards (at least 2)
+    /// Lifecycle listener attached to guard `listener_agent` only (not owned; must outlive the Arena).
+    TraceListener* listener = nullptr;
+    int listener_agent = -1;
+};
+
+/// What a guard is doing: the action its tree last updated.
+enum class Activity : std::uint8_t { Patrol, Respond, Attack, Flee };
+const char* to_string(Activity activity) noexcept;
+
+struct ArenaCounts {
+    int patrol = 0;
+    int respond = 0;
+    int attack = 0;
+    int flee = 0;
+    int intruders_active = 0;  // in the arena and alive
+    int squads_alarmed = 0;    // published squad.alarm == true
+};
+
+/// Totals since the start.
+struct ArenaTotals {
+    std::uint64_t intruders_killed = 0;
+    std::uint64_t flights = 0;         // Runaway runs started
+    std::uint64_t attacks = 0;         // Attack runs started
+    std::uint64_t alarms_raised = 0;   // squad alarms going from clear to raised
+};
+
+/// One frame's cost: the AI (World::step) and the simulation around it (perception, intruders, LOD).
+struct ArenaFrame {
+    FrameMetrics ai;
+    std::chrono::nanoseconds sim_time{0};
+};
+
+class Arena {
+public:
+    explicit Arena(ArenaConfig config = {});
+    ~Arena();
+    Arena(const Arena&) = delete;
+    Arena& operator=(const Arena&) = delete;
+
+    /// Advances one frame (1 / hz seconds): intruders move and (re)appear, perception writes the
+    /// guards' blackboards, squad alarms expire, LOD intervals are set, then the World steps.
+    ArenaFrame step();
+
+    ArenaCounts counts() const;
+    const ArenaTotals& totals() const noexcept { return totals_; }
+    /// World::state_hash() combined with a hash of the simulation state (positions, health, targets,
+    /// intruders, squads, RNG).
+    std::uint64_t hash() const;
+    std::uint64_t sim_hash() const;
+    /// An SVG picture of the arena now: patrol routes, guards coloured by activity, intruders, alarms.
+    /// Throws std::runtime_error when the file cannot be written.
+    void write_svg(const std::string& path) const;
+
+    const ArenaConfig& config() const noexcept { return config_; }
+    World& world() noexcept { return *world_; }
+    const World& world() const noexcept { return *world_; }
+    const Tree& tree() const noexcept { return tree_; }
+    std::uint64_t frame() const noexcept { return frame_; }
+    TimePoint now() const noexcept { return now_; }
+    int squads() const noexcept;
+    int intruders() const noexcept;
+    double width() const noexcept { return width_; }
+    double height() const noexcept { return height_; }
+    int guards() const noexcept { return config_.agents; }
+    /// Guard `guard`'s agent handle, current activity and health (guard i is the World's slot i).
+    AgentHandle handle(int guard) const;
+    Activity activity(int guard) const;
+    double health(int guard) const;
+
+    struct Vec2 {
+        double x = 0, y = 0;
+    };
+
+private:
+    struct Guard;
+    struct Intruder;
+    struct Squad;
+
+    void build_tree();
+    void setup_world();
+    void update_intruders(double dt);
+    void rebuild_grid();
+    void perceive();
+    void expire_alarms();
+    void apply_lod();
+    int nearest_intruder(Vec2 p, double radius) const;
+    double move_dt(Guard& g, TimePoint now);
+
+    ArenaConfig config_;
+    Duration frame_dt_{0};
+    std::unique_ptr<Registry> registry_;
+    std::unique_ptr<World> world_;
+    Tree tree_;
+    Key<int> key_id_;
+    Key<bool> key_seen_, key_low_, key_dead_;
+    std::vector<Guard> guards_;
+    std::vector<Intruder> intruders_;
+    std::vector<Squad> squads_;
+    std::vector<Agent*> agents_;  // per guard; valid as long as nothing is spawned or despawned
+    // Spatial grid of the active intruders: cell -> [begin, end) into grid_items_.
+    double cell_ = 1;
+    int grid_cols_ = 1, grid_rows_ = 1;
+    std::vector<std::uint32_t> grid_start_;
+    std::vector<std::int32_t> grid_items_;
+    std::vector<std::uint32_t> grid_fill_;
+    std::vector<std::uint8_t> hot_;  // LOD: cells within the LOD radius of an active intruder
+    double width_ = 0, height_ = 0;
+    std::uint64_t rng_ = 0;
+    std::uint64_t frame_ = 0;
+    TimePoint now_ = 0;
+    ArenaTotals totals_;
+};
+
+}  // namespace ebt::scenarios

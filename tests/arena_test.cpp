@@ -1,0 +1,164 @@
+// The arena (scenarios/arena_scenario.hpp), the ebt_arena sample's world: polling and event runs of
+// the same seed stay in lockstep and end in the same state hash, with and without AI LOD; the game is
+// plausible (everyone patrols at first, guards attack, flee and answer squad alarms); the SVG.
+#include "arena_scenario.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+using namespace ebt;
+using scenarios::Arena;
+using scenarios::ArenaConfig;
+using scenarios::ArenaCounts;
+
+namespace {
+
+ArenaConfig small(Mode mode, bool lod = false, std::uint64_t seed = 1) {
+    ArenaConfig c;
+    c.agents = 300;
+    c.seed = seed;
+    c.mode = mode;
+    c.lod = lod;
+    return c;
+}
+
+bool same(const ArenaCounts& a, const ArenaCounts& b) {
+    return a.patrol == b.patrol && a.respond == b.respond && a.attack == b.attack && a.flee == b.flee &&
+           a.intruders_active == b.intruders_active && a.squads_alarmed == b.squads_alarmed;
+}
+
+}  // namespace
+
+TEST_CASE("arena: the guards' tree is the seeds' guard tree plus the squad response") {
+    Arena arena(small(Mode::Event));
+    CHECK(arena.tree().describe() ==
+          "0 ActiveSelector\n"
+          "  1 Sequence [guard, abort LowerPriority]\n"
+          "    2 Condition enemy_seen\n"
+          "    3 ActiveSelector\n"
+          "      4 Sequence [guard, abort LowerPriority]\n"
+          "        5 Condition health_low\n"
+          "        6 Action Runaway\n"
+          "      7 Monitor [guard, abort Both]\n"
+          "        8 Condition !enemy_dead\n"
+          "        9 Action Attack\n"
+          "  10 Sequence [guard, abort LowerPriority]\n"
+          "    11 Condition squad.alarm\n"
+          "    12 Condition !health_low\n"
+          "    13 Action Respond\n"
+          "  14 Action Patrol\n");
+    CHECK(arena.guards() == 300);
+    CHECK(arena.squads() == 25);
+    CHECK(arena.world().size() == 300);
+    CHECK(arena.handle(7).index == 7);  // guard i is slot i
+}
+
+TEST_CASE("arena: poll and event runs of the same seed stay in lockstep and end in the same hash") {
+    for (const bool lod : {false, true}) {
+        CAPTURE(lod);
+        Arena poll(small(Mode::Polling, lod));
+        Arena event(small(Mode::Event, lod));
+        REQUIRE(poll.hash() == event.hash());
+        std::uint64_t poll_guards = 0, event_guards = 0, poll_updates = 0, event_updates = 0;
+        for (int frame = 0; frame < 100; ++frame) {  // 5 s at 20 Hz
+            CAPTURE(frame);
+            const auto p = poll.step(), e = event.step();
+            poll_guards += p.ai.guards_evaluated;
+            event_guards += e.ai.guards_evaluated;
+            poll_updates += p.ai.behaviors_updated;
+            event_updates += e.ai.behaviors_updated;
+            REQUIRE(p.ai.behaviors_updated == e.ai.behaviors_updated);  // the same leaf updates
+            REQUIRE(same(poll.counts(), event.counts()));
+            if (frame % 20 == 19) REQUIRE(poll.hash() == event.hash());
+        }
+        CHECK(poll.world().state_hash() == event.world().state_hash());
+        CHECK(poll.sim_hash() == event.sim_hash());
+        CHECK(poll.hash() == event.hash());
+        CHECK(poll.totals().attacks == event.totals().attacks);
+        // Event mode re-checks guards only when their keys change.
+        CHECK(event_guards * 5 < poll_guards);
+        if (lod) CHECK(poll_updates < 300u * 100u);  // far guards tick every 4th frame
+        else CHECK(poll_updates == 300u * 100u);
+    }
+}
+
+TEST_CASE("arena: runs are reproducible; the seed and LOD change the outcome") {
+    Arena a(small(Mode::Event)), b(small(Mode::Event)), other_seed(small(Mode::Event, false, 2)), lod(small(Mode::Event, true));
+    for (int frame = 0; frame < 60; ++frame) {
+        a.step();
+        b.step();
+        other_seed.step();
+        lod.step();
+    }
+    CHECK(a.hash() == b.hash());
+    CHECK(a.hash() != other_seed.hash());
+    CHECK(a.hash() != lod.hash());
+}
+
+TEST_CASE("arena: guards patrol, then attack intruders, answer squad alarms and flee when hurt") {
+    ArenaConfig config = small(Mode::Event);
+    config.intruders = 40;  // a busy night, so that guards get hurt within a few seconds
+    Arena arena(config);
+    arena.step();
+    const ArenaCounts first = arena.counts();
+    CHECK(first.patrol == 300);  // intruders slip in from the first second on
+    CHECK(first.intruders_active == 0);
+    int max_attack = 0, max_respond = 0, max_flee = 0, max_alarms = 0;
+    for (int frame = 1; frame < 200; ++frame) {  // 10 s
+        arena.step();
+        const ArenaCounts c = arena.counts();
+        REQUIRE(c.patrol + c.respond + c.attack + c.flee == 300);
+        max_attack = std::max(max_attack, c.attack);
+        max_respond = std::max(max_respond, c.respond);
+        max_flee = std::max(max_flee, c.flee);
+        max_alarms = std::max(max_alarms, c.squads_alarmed);
+    }
+    CHECK(max_attack > 0);
+    CHECK(max_respond > 0);
+    CHECK(max_flee > 0);
+    CHECK(max_alarms > 0);
+    CHECK(arena.totals().intruders_killed > 0);
+    CHECK(arena.totals().flights > 0);
+    CHECK(arena.counts().intruders_active > 0);
+    for (int g = 0; g < 300; ++g) {
+        CHECK(arena.health(g) > 0.0);
+        CHECK(arena.health(g) <= 100.0);
+    }
+}
+
+TEST_CASE("arena: write_svg draws the routes, every guard and the intruders") {
+    Arena arena(small(Mode::Event));
+    for (int frame = 0; frame < 80; ++frame) arena.step();
+    const auto path = std::filesystem::temp_directory_path() / "ebt_arena_test.svg";
+    arena.write_svg(path.string());
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string svg = text.str();
+    std::filesystem::remove(path);
+    CHECK(svg.rfind("<svg", 0) == 0);
+    CHECK(svg.find("</svg>") != std::string::npos);
+    std::size_t circles = 0, polygons = 0;
+    for (std::size_t at = svg.find("<circle"); at != std::string::npos; at = svg.find("<circle", at + 1)) ++circles;
+    for (std::size_t at = svg.find("<polygon"); at != std::string::npos; at = svg.find("<polygon", at + 1)) ++polygons;
+    const ArenaCounts c = arena.counts();
+    // Guards, legend dots (5) and alarm rings; routes (one per squad) and intruder diamonds.
+    CHECK(circles == 300u + 5u + static_cast<std::size_t>(c.squads_alarmed));
+    CHECK(polygons == 25u + static_cast<std::size_t>(c.intruders_active));
+    CHECK_THROWS_AS(arena.write_svg("/nonexistent-dir/x.svg"), std::runtime_error);
+}
+
+TEST_CASE("arena: bad configurations are refused") {
+    ArenaConfig c;
+    c.agents = 0;
+    CHECK_THROWS_AS(Arena{c}, std::invalid_argument);
+    c.agents = 10;
+    c.hz = 0;
+    CHECK_THROWS_AS(Arena{c}, std::invalid_argument);
+}
