@@ -2,7 +2,7 @@
 # Sourced by scripts/run.sh and scripts/test.sh (not meant to be run directly).
 #
 # Makes sure the Debian packages ebt needs are installed:
-#   cmake g++ make libboost-dev doctest-dev
+#   cmake g++ make libboost-dev doctest-dev libpugixml-dev
 #   + libbenchmark-dev when bench/CMakeLists.txt exists
 # Missing packages are installed with apt-get when running as root; otherwise
 # the exact command to run is printed and the calling script exits 1.
@@ -13,7 +13,7 @@ ebt_log() { printf '[ebt] %s\n' "$*" >&2; }
 EBT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 ebt_required_packages() {
-  local pkgs=(cmake g++ make libboost-dev doctest-dev)
+  local pkgs=(cmake g++ make libboost-dev doctest-dev libpugixml-dev)
   if [[ -f "$EBT_ROOT/bench/CMakeLists.txt" ]]; then
     pkgs+=(libbenchmark-dev)
   fi

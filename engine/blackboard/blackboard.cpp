@@ -23,8 +23,10 @@ KeyId BlackboardSchema::declare_raw(std::string name, const TypeInfo* type, cons
     const std::size_t end = align_up(info.offset + type->size, 16);
     if (defaults_.size() < end) defaults_.resize(end, std::byte{0});
     if (initial) std::memcpy(defaults_.data() + info.offset, initial, type->size);
+    const auto id = static_cast<KeyId>(keys_.size());
+    index_.emplace(info.name, id);
     keys_.push_back(std::move(info));
-    return static_cast<KeyId>(keys_.size() - 1);
+    return id;
 }
 
 KeyId BlackboardSchema::declare_shared_raw(const std::string& scope, const std::string& key, const TypeInfo* type,
@@ -44,9 +46,8 @@ KeyId BlackboardSchema::declare_shared_raw(const std::string& scope, const std::
 }
 
 KeyId BlackboardSchema::find(std::string_view name) const noexcept {
-    for (std::size_t i = 0; i < keys_.size(); ++i)
-        if (keys_[i].name == name) return static_cast<KeyId>(i);
-    return kNoKey;
+    const auto it = index_.find(name);
+    return it == index_.end() ? kNoKey : it->second;
 }
 
 KeyId BlackboardSchema::require(std::string_view name, const TypeInfo* type) const {

@@ -84,6 +84,7 @@ struct TreeBuilder::Impl {
     std::int32_t last_added = -1;
     bool ended = false;
     std::uint32_t subtree_uses = 0;
+    mutable TreeBuilder::ErrorDetail error;  // the last error thrown (see TreeBuilder::last_error)
 
     std::string path(std::int32_t index) const {
         if (index < 0) return "/";
@@ -108,9 +109,11 @@ struct TreeBuilder::Impl {
     }
 
     [[noreturn]] void fail(std::int32_t index, const std::string& what) const {
+        error = {index, what};
         throw BuildError("tree '" + name + "', node " + path(index) + ": " + what);
     }
     [[noreturn]] void fail_here(const std::string& what) const {
+        error = {open.empty() ? -1 : static_cast<std::int32_t>(open.back()), what};
         throw BuildError("tree '" + name + "', at " + (open.empty() ? std::string("/") : path(open.back())) + ": " + what);
     }
 
@@ -142,7 +145,8 @@ struct TreeBuilder::Impl {
     }
 
     Bindings resolve_bindings(const std::vector<PortSpec>& ports, const Bindings& given, const std::string& what) const {
-        for (const auto& [port_name, key] : given) {
+        for (const auto& binding : given) {
+            const std::string& port_name = binding.first;  // (clang 14 cannot capture a structured binding)
             const bool known = std::any_of(ports.begin(), ports.end(), [&](const PortSpec& p) { return p.name == port_name; });
             if (!known) fail_here(what + " has no port '" + port_name + "'");
         }
@@ -699,6 +703,24 @@ TreeBuilder& TreeBuilder::parallel(Policy success, Policy failure) {
     impl_->add(std::move(n));
     return *this;
 }
+static std::int32_t encode(const Threshold& t) { return t.is_one() ? -1 : t.is_all() ? -2 : t.n(); }
+static bool valid(const Threshold& t) { return t.is_one() || t.is_all() || t.n() >= 1; }
+TreeBuilder& TreeBuilder::parallel(Threshold success, Threshold failure) {
+    if (!valid(success) || !valid(failure)) impl_->fail_here("Parallel thresholds must be >= 1");
+    SourceNode n = plain(NodeKind::Parallel);
+    n.count = encode(success);
+    n.count2 = encode(failure);
+    impl_->add(std::move(n));
+    return *this;
+}
+TreeBuilder& TreeBuilder::monitor(Threshold success, Threshold failure) {
+    if (!valid(success) || !valid(failure)) impl_->fail_here("Monitor thresholds must be >= 1");
+    SourceNode n = plain(NodeKind::Monitor);
+    n.count = encode(success);
+    n.count2 = encode(failure);
+    impl_->add(std::move(n));
+    return *this;
+}
 TreeBuilder& TreeBuilder::monitor(Policy success, Policy failure) {
     SourceNode n = plain(NodeKind::Monitor);
     n.count = encode(success);
@@ -790,6 +812,23 @@ TreeBuilder& TreeBuilder::label(std::string text) {
     impl_->last("label").label = std::move(text);
     return *this;
 }
+TreeBuilder& TreeBuilder::attribute(std::string name, std::string value) {
+    impl_->last("attribute").attributes.emplace_back(std::move(name), std::move(value));
+    return *this;
+}
+TreeBuilder& TreeBuilder::port_literal(std::string port, std::string text) {
+    SourceNode& n = impl_->last("port_literal");
+    const Bindings* bindings = n.kind == NodeKind::Action ? &n.bindings
+                               : (n.kind == NodeKind::Condition && n.predicate && n.predicate->op == PredOp::Condition)
+                                   ? &n.predicate->bindings
+                                   : nullptr;
+    if (!bindings) impl_->fail_here("port_literal() applies to an action or a registered condition node");
+    const bool known = std::any_of(bindings->begin(), bindings->end(), [&](const auto& b) { return b.first == port; });
+    if (!known) impl_->fail_here(describe_source(n) + " has no port '" + port + "'");
+    n.literals.emplace_back(std::move(port), std::move(text));
+    return *this;
+}
+const TreeBuilder::ErrorDetail& TreeBuilder::last_error() const noexcept { return impl_->error; }
 
 TreeBuilder& TreeBuilder::back() {
     if (impl_->open.empty()) impl_->fail_here("back() with no open composite or decorator");
@@ -812,8 +851,9 @@ Tree TreeBuilder::end() {
     if (!impl_->open.empty()) {
         std::string list;
         for (auto i : impl_->open) list += (list.empty() ? "" : ", ") + impl_->path(static_cast<std::int32_t>(i));
-        throw BuildError("tree '" + impl_->name + "': end() with " + std::to_string(impl_->open.size()) +
-                         " open node(s): " + list + " (close each with back())");
+        impl_->error = {static_cast<std::int32_t>(impl_->open.back()),
+                        "end() with " + std::to_string(impl_->open.size()) + " open node(s): " + list + " (close each with back())"};
+        throw BuildError("tree '" + impl_->name + "': " + impl_->error.problem);
     }
     impl_->ended = true;
     return impl_->compile();
@@ -870,7 +910,9 @@ TreeBuilder& TreeBuilder::subtree(const Tree& tree, std::vector<std::pair<std::s
     }
     // Copy the source nodes (pre-order, children as indices) under the open node.
     std::vector<std::uint32_t> mapped(inner.source.size());
-    std::vector<std::int32_t> stack_parent;
+    std::vector<std::uint32_t> inner_parent(inner.source.size(), 0);  // each inner node's parent (one pass)
+    for (std::uint32_t j = 0; j < inner.source.size(); ++j)
+        for (std::uint32_t c : inner.source[j].children) inner_parent[c] = j;
     for (std::uint32_t i = 0; i < inner.source.size(); ++i) {
         SourceNode copy = inner.source[i];
         copy.children.clear();
@@ -883,15 +925,7 @@ TreeBuilder& TreeBuilder::subtree(const Tree& tree, std::vector<std::pair<std::s
             if (copy.label.empty()) copy.label = inner.name;
             mapped[0] = impl_->add(std::move(copy));
         } else {
-            // find the parent: the inner node whose children list contains i
-            std::uint32_t parent = 0;
-            for (std::uint32_t j = 0; j < i; ++j) {
-                const auto& ch = inner.source[j].children;
-                if (std::find(ch.begin(), ch.end(), i) != ch.end()) {
-                    parent = j;
-                    break;
-                }
-            }
+            const std::uint32_t parent = inner_parent[i];
             const auto new_index = static_cast<std::uint32_t>(impl_->nodes.size());
             impl_->nodes.push_back(std::move(copy));
             impl_->parents.push_back(static_cast<std::int32_t>(mapped[parent]));

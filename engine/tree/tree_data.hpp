@@ -115,6 +115,11 @@ struct SourceNode {
     std::int64_t duration = 0;
     std::vector<double> weights;
     std::vector<std::uint32_t> children;  // indices into the source vector
+    /// Free-form attributes kept for tools (e.g. XML attributes ebt does not interpret), in order.
+    std::vector<std::pair<std::string, std::string>> attributes;
+    /// Ports that a file bound to a literal: port -> the literal's text. The port's key (in
+    /// `bindings` or the condition's bindings) is a private constant holding the parsed value.
+    std::vector<std::pair<std::string, std::string>> literals;
 };
 
 /// A predicate tree node (build-time form of Predicate).

@@ -21,6 +21,7 @@
 
 #include <cstddef>
 #include <cstring>
+#include <map>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -135,6 +136,7 @@ public:
 
 private:
     std::vector<KeyInfo> keys_;
+    std::map<std::string, KeyId, std::less<>> index_;  // name -> id: find() stays fast for trees with many keys
     std::vector<std::byte> defaults_;
     std::vector<std::string> scopes_;
     std::size_t shared_keys_ = 0;

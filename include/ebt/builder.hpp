@@ -65,6 +65,27 @@ inline Predicate And(const Predicate& a, const Predicate& b) { return a && b; }
 inline Predicate Or(const Predicate& a, const Predicate& b) { return a || b; }
 inline Predicate Xor(const Predicate& a, const Predicate& b) { return a ^ b; }
 
+/// A Parallel or Monitor threshold: a number of (counted) children, or all of them. The int and
+/// Policy overloads of parallel()/monitor() cover the common cases; this one also mixes them
+/// (e.g. "all must succeed, 2 failures fail it"), as file formats need.
+class Threshold {
+public:
+    static Threshold count(int n) { return Threshold(Kind::Count, n); }
+    static Threshold all() { return Threshold(Kind::All, 0); }
+    static Threshold one() { return Threshold(Kind::One, 0); }
+    Threshold(Policy p) : kind_(p == Policy::RequireOne ? Kind::One : Kind::All) {}  // NOLINT(google-explicit-constructor)
+    bool is_all() const noexcept { return kind_ == Kind::All; }
+    bool is_one() const noexcept { return kind_ == Kind::One; }
+    /// The number of children for count(n) (0 for all() and one()).
+    int n() const noexcept { return n_; }
+
+private:
+    enum class Kind : std::uint8_t { Count, All, One };
+    Threshold(Kind k, int n) : kind_(k), n_(n) {}
+    Kind kind_;
+    int n_ = 0;
+};
+
 class TreeBuilder {
 public:
     /// `registry` resolves action and condition names; it must outlive the builder (not the tree).
@@ -88,6 +109,12 @@ public:
         return declare_shared_key(std::move(scope), std::move(key), type_of<T>(), &copy);
     }
 
+    /// Declares a key whose type is known only at run time (loaders): `initial` points to a value of
+    /// `type` (nullptr: all bytes zero).
+    TreeBuilder& declare_key(std::string name, const TypeInfo* type, const void* initial = nullptr);
+    TreeBuilder& declare_shared_key(std::string scope, std::string key, const TypeInfo* type,
+                                    const void* initial = nullptr);
+
     // ---- composites (close with back()) -----------------------------------------------------
     TreeBuilder& sequence();
     TreeBuilder& filter();
@@ -102,8 +129,11 @@ public:
     /// Succeeds when `success_threshold` children succeeded, fails when `failure_threshold` failed.
     TreeBuilder& parallel(int success_threshold, int failure_threshold);
     TreeBuilder& parallel(Policy success, Policy failure);
+    TreeBuilder& parallel(Threshold success, Threshold failure);
     /// A parallel whose condition children are a Self guard (re-checked while the others run).
     TreeBuilder& monitor(Policy success, Policy failure);
+    /// Thresholds count the Monitor's non-condition children.
+    TreeBuilder& monitor(Threshold success, Threshold failure);
 
     // ---- decorators (exactly one child; close with back()) ----------------------------------
     TreeBuilder& inverter();
@@ -137,10 +167,26 @@ public:
     TreeBuilder& precondition(const Predicate& predicate);
     TreeBuilder& abort(AbortMode mode);
     TreeBuilder& label(std::string text);
+    /// Keeps a free-form attribute on the node (for tools and file formats, e.g. an XML attribute ebt
+    /// does not interpret, written back when the tree is saved). No effect on behavior.
+    TreeBuilder& attribute(std::string name, std::string value);
+    /// Records that port `port` of the node (an action or a condition) was given as the literal
+    /// `text` in a file: its key is a private constant, and savers write the literal back. No effect
+    /// on behavior; the key must be declared and bound as usual.
+    TreeBuilder& port_literal(std::string port, std::string text);
 
     // ---- structure -----------------------------------------------------------------------------
     TreeBuilder& back();
     Tree end();
+
+    /// After this builder threw a BuildError: the node the error is about (its index in the order
+    /// nodes were added, subtree nodes included; -1 when none) and the problem without the tree name
+    /// and node path. Lets a loader report the error at its own source position.
+    struct ErrorDetail {
+        std::int32_t node = -1;
+        std::string problem;
+    };
+    const ErrorDetail& last_error() const noexcept;
 
     // BehaviorTree.CPP names (aliases)
     TreeBuilder& fallback() { return selector(); }
@@ -151,8 +197,6 @@ public:
     struct Impl;
 
 private:
-    TreeBuilder& declare_key(std::string name, const TypeInfo* type, const void* initial);
-    TreeBuilder& declare_shared_key(std::string scope, std::string key, const TypeInfo* type, const void* initial);
     std::unique_ptr<Impl> impl_;
 };
 

@@ -10,6 +10,7 @@
 #include <ebt/trace.hpp>
 #include <ebt/tree.hpp>
 #include <ebt/world.hpp>
+#include <ebt/xml.hpp>
 
 namespace ebt {
 /// The library version, e.g. "0.1.0".

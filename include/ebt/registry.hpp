@@ -28,13 +28,29 @@ namespace detail {
 struct Runtime;
 }
 
+/// Whether a port reads its key, writes it, or both. Informational for the engine (ports are
+/// read-write through ActionContext); tools use it: the XML model export (input_port, output_port,
+/// inout_port) and the XML loader, which refuses a literal value for an output port.
+/// A condition's ports are always read.
+enum class PortDirection : std::uint8_t { InOut, In, Out };
+
 /// A port: a named, typed blackboard access of an action or condition. A node using the action binds
 /// each port to a key (by default the key with the port's own name).
 struct PortSpec {
     std::string name;
     const TypeInfo* type = nullptr;
+    PortDirection direction = PortDirection::InOut;
 };
 template <class T> PortSpec port(std::string name) { return PortSpec{std::move(name), type_of<T>()}; }
+template <class T> PortSpec input_port(std::string name) {
+    return PortSpec{std::move(name), type_of<T>(), PortDirection::In};
+}
+template <class T> PortSpec output_port(std::string name) {
+    return PortSpec{std::move(name), type_of<T>(), PortDirection::Out};
+}
+template <class T> PortSpec inout_port(std::string name) {
+    return PortSpec{std::move(name), type_of<T>(), PortDirection::InOut};
+}
 
 /// Identifies one suspension of one action run. Returned by ActionContext::suspend(); hand it to the
 /// system that will finish the work, which calls Agent::resume(handle, status). A handle whose run

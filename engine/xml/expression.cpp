@@ -1,0 +1,287 @@
+// The small expression grammar of ScriptCondition code and _precondition: bool keys, registered
+// conditions, true/false, !, &&, ^, ||, parentheses.
+#include "xml/xml_internal.hpp"
+
+#include <algorithm>
+
+namespace ebt::xml::detail {
+
+namespace {
+
+constexpr int kMaxDepth = 32;       // nesting of parentheses and '!'
+constexpr int kMaxOperands = 256;   // names and constants per expression
+
+// Names (keys, conditions) are runs of any characters but blanks, control characters and the
+// grammar's own: ! & | ^ ( ) { } , = ; " ' < >
+bool ident_char(char c) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7F) return false;
+    switch (c) {
+    case '!': case '&': case '|': case '^': case '(': case ')': case '{': case '}':
+    case ',': case '=': case ';': case '"': case '\'': case '<': case '>': return false;
+    default: return true;
+    }
+}
+bool ident_start(char c) { return ident_char(c); }
+
+class Parser {
+public:
+    Parser(std::string_view code, const Registry& registry, std::vector<ExprKeyUse>& keys)
+        : s_(code), registry_(registry), keys_(keys) {}
+
+    Predicate parse() {
+        skip();
+        if (pos_ == s_.size()) fail("empty expression");
+        Predicate p = parse_or(0);
+        skip();
+        if (pos_ != s_.size()) fail(std::string("unexpected '") + s_[pos_] + "'");
+        return p;
+    }
+
+private:
+    [[noreturn]] void fail(std::string message) const { throw ExprError{pos_, std::move(message)}; }
+
+    void skip() {
+        while (pos_ < s_.size() && (s_[pos_] == ' ' || s_[pos_] == '\t' || s_[pos_] == '\n' || s_[pos_] == '\r')) ++pos_;
+    }
+    bool eat(std::string_view token) {
+        skip();
+        if (s_.substr(pos_, token.size()) == token) {
+            pos_ += token.size();
+            return true;
+        }
+        return false;
+    }
+    // '&' alone or '|' alone are BehaviorTree.CPP bit operators: refuse them clearly.
+    bool at_single(char c) const {
+        return pos_ < s_.size() && s_[pos_] == c && (pos_ + 1 >= s_.size() || s_[pos_ + 1] != c);
+    }
+
+    Predicate parse_or(int depth) {
+        Predicate p = parse_and(depth);
+        while (eat("||")) p = p || parse_and(depth);
+        skip();
+        if (at_single('|')) fail("'|' is not an operator here (use '||')");
+        return p;
+    }
+    Predicate parse_and(int depth) {
+        Predicate p = parse_xor(depth);
+        while (eat("&&")) p = p && parse_xor(depth);
+        skip();
+        if (at_single('&')) fail("'&' is not an operator here (use '&&')");
+        return p;
+    }
+    Predicate parse_xor(int depth) {
+        Predicate p = parse_unary(depth);
+        while (eat("^")) p = p ^ parse_unary(depth);
+        return p;
+    }
+    Predicate parse_unary(int depth) {
+        if (depth > kMaxDepth) fail("expression nested too deeply (more than " + std::to_string(kMaxDepth) + " levels)");
+        skip();
+        if (pos_ >= s_.size()) fail("expression ends where an operand was expected");
+        if (s_[pos_] == '!' && (pos_ + 1 >= s_.size() || s_[pos_ + 1] != '=')) {
+            ++pos_;
+            skip();
+            // "!key" is the check "key == false"
+            const std::size_t save = pos_;
+            if (pos_ < s_.size() && ident_start(s_[pos_])) {
+                std::string name = ident();
+                skip();
+                const bool call = pos_ < s_.size() && s_[pos_] == '(';
+                if (name != "true" && name != "false" && !registry_.find_condition(name) && !call) {
+                    count_operand();
+                    keys_.push_back({name, type_of<bool>(), "check"});
+                    return Predicate::is(std::move(name), false);
+                }
+                pos_ = save;
+            }
+            return !parse_unary(depth + 1);
+        }
+        if (s_[pos_] == '(') {
+            ++pos_;
+            Predicate p = parse_or(depth + 1);
+            if (!eat(")")) fail("missing ')'");
+            return p;
+        }
+        if (!ident_start(s_[pos_])) fail(std::string("unexpected '") + s_[pos_] + "' where a key, a condition, true or false was expected");
+        count_operand();
+        const std::size_t name_at = pos_;
+        std::string name = ident();
+        if (name == "true") return True();
+        if (name == "false") return False();
+        if (const ConditionSpec* spec = registry_.find_condition(name)) return condition(name, *spec, name_at);
+        skip();
+        if (pos_ < s_.size() && s_[pos_] == '(') {
+            pos_ = name_at;
+            fail("'" + name + "' is not a registered condition");
+        }
+        keys_.push_back({name, type_of<bool>(), "check"});
+        return Predicate::is(std::move(name), true);
+    }
+
+    void count_operand() {
+        if (++operands_ > kMaxOperands) fail("expression has more than " + std::to_string(kMaxOperands) + " operands");
+    }
+
+    std::string ident() {
+        const std::size_t start = pos_;
+        while (pos_ < s_.size() && ident_char(s_[pos_])) ++pos_;
+        return std::string(s_.substr(start, pos_ - start));
+    }
+
+    Predicate condition(const std::string& name, const ConditionSpec& spec, std::size_t name_at) {
+        Bindings bindings;
+        skip();
+        if (pos_ < s_.size() && s_[pos_] == '(') {
+            ++pos_;
+            skip();
+            if (pos_ < s_.size() && s_[pos_] == ')') {
+                ++pos_;
+            } else {
+                for (;;) {
+                    skip();
+                    const std::size_t port_at = pos_;
+                    if (pos_ >= s_.size() || !ident_start(s_[pos_])) fail("expected a port name");
+                    std::string port = ident();
+                    auto it = std::find_if(spec.ports.begin(), spec.ports.end(), [&](const PortSpec& p) { return p.name == port; });
+                    if (it == spec.ports.end()) {
+                        pos_ = port_at;
+                        fail("condition '" + name + "' has no port '" + port + "'" + port_list(spec));
+                    }
+                    for (const auto& b : bindings)
+                        if (b.first == port) {
+                            pos_ = port_at;
+                            fail("port '" + port + "' is bound twice");
+                        }
+                    if (!eat("=")) fail("expected '=' after port '" + port + "'");
+                    skip();
+                    if (pos_ >= s_.size() || s_[pos_] != '{')
+                        fail("port '" + port + "' needs a {key} (literal values are not supported in expressions)");
+                    const std::size_t close = s_.find('}', pos_);
+                    if (close == std::string_view::npos) fail("missing '}'");
+                    std::string key(s_.substr(pos_ + 1, close - pos_ - 1));
+                    if (key == "=") key = port;
+                    if (key.empty() || !is_identifier(key)) fail("'{" + key + "}' is not a valid key reference");
+                    pos_ = close + 1;
+                    keys_.push_back({key, it->type, "condition '" + name + "' port '" + port + "'"});
+                    bindings.emplace_back(std::move(port), std::move(key));
+                    if (eat(")")) break;
+                    if (!eat(",")) fail("expected ',' or ')'");
+                }
+            }
+        }
+        for (const auto& p : spec.ports) {
+            const bool bound = std::any_of(bindings.begin(), bindings.end(), [&](const auto& b) { return b.first == p.name; });
+            if (!bound) {
+                pos_ = name_at;
+                fail("condition '" + name + "' port '" + p.name + "' (" + p.type->name + ") is not bound: write " + name + "(" +
+                     p.name + "={key})");
+            }
+        }
+        // Bindings in the spec's port order.
+        Bindings ordered;
+        for (const auto& p : spec.ports)
+            for (const auto& b : bindings)
+                if (b.first == p.name) ordered.push_back(b);
+        return Predicate::condition(name, std::move(ordered));
+    }
+
+    static std::string port_list(const ConditionSpec& spec) {
+        if (spec.ports.empty()) return " (it has no ports)";
+        std::string s = " (ports:";
+        for (const auto& p : spec.ports) s += " " + p.name;
+        return s + ")";
+    }
+
+    std::string_view s_;
+    const Registry& registry_;
+    std::vector<ExprKeyUse>& keys_;
+    std::size_t pos_ = 0;
+    int operands_ = 0;
+};
+
+// Binding strength: || 1, && 2, ^ 3, unary 4, atoms 5.
+int strength(const Predicate::Node& p) {
+    switch (p.op) {
+    case ebt::detail::PredOp::Or: return 1;
+    case ebt::detail::PredOp::And: return 2;
+    case ebt::detail::PredOp::Xor: return 3;
+    case ebt::detail::PredOp::Not: return 4;
+    case ebt::detail::PredOp::KeyIs: return p.expected ? 5 : 4;
+    default: return 5;
+    }
+}
+
+void print(const Predicate::Node& p, std::string& out) {
+    using ebt::detail::PredOp;
+    auto operand = [&](const std::shared_ptr<const Predicate::Node>& child, int min_strength) {
+        if (!child) throw SaveError("a predicate operand is missing");
+        if (strength(*child) < min_strength) {
+            out += '(';
+            print(*child, out);
+            out += ')';
+        } else {
+            print(*child, out);
+        }
+    };
+    switch (p.op) {
+    case PredOp::True: out += "true"; break;
+    case PredOp::False: out += "false"; break;
+    case PredOp::KeyIs:
+        if (!is_identifier(p.name))
+            throw SaveError("key '" + p.name + "' cannot be written in an expression (not an identifier)");
+        if (!p.expected) out += '!';
+        out += p.name;
+        break;
+    case PredOp::Condition:
+        if (!is_identifier(p.name)) throw SaveError("condition '" + p.name + "' cannot be written in an expression");
+        out += p.name;
+        if (!p.bindings.empty()) {
+            out += '(';
+            bool first = true;
+            for (const auto& [port, key] : p.bindings) {
+                if (!first) out += ", ";
+                first = false;
+                if (!is_identifier(key))
+                    throw SaveError("key '" + key + "' cannot be written in an expression (not an identifier)");
+                out += port + "={" + key + "}";
+            }
+            out += ')';
+        }
+        break;
+    case PredOp::Not:
+        out += '!';
+        operand(p.a, 4);
+        break;
+    case PredOp::And:
+    case PredOp::Or:
+    case PredOp::Xor: {
+        const int s = strength(p);
+        operand(p.a, s);          // left-associative: an equal left operand needs no parentheses
+        out += p.op == PredOp::And ? " && " : p.op == PredOp::Or ? " || " : " ^ ";
+        operand(p.b, s + 1);      // an equal right operand does (keeps the tree's shape)
+        break;
+    }
+    }
+}
+
+}  // namespace
+
+bool is_identifier(std::string_view s) noexcept {
+    if (s.empty() || s == "true" || s == "false") return false;
+    for (char c : s)
+        if (!ident_char(c)) return false;
+    return true;
+}
+
+Predicate parse_expression(std::string_view code, const Registry& registry, std::vector<ExprKeyUse>& keys) {
+    return Parser(code, registry, keys).parse();
+}
+
+std::string print_expression(const Predicate::Node& p) {
+    std::string out;
+    print(p, out);
+    return out;
+}
+
+}  // namespace ebt::xml::detail

@@ -1,0 +1,37 @@
+// The registry the XML fuzzer loads against (also used by tests/xml_test.cpp to check that every
+// seed in fuzz/corpus/ loads). Its actions and conditions cover every port type and direction the
+// loader handles; Patrol, Attack and Runaway match the guard scenario's, so samples/guard.xml is a
+// valid seed.
+#pragma once
+
+#include <ebt/ebt.hpp>
+
+namespace ebt::fuzz {
+
+inline Registry registry() {
+    Registry reg;
+    auto running = [](ActionContext&) { return Status::Running; };
+    auto success = [](ActionContext&) { return Status::Success; };
+    reg.add_action("Patrol", running);
+    reg.add_action("Attack", running);
+    reg.add_action("Runaway", [](ActionContext& ctx) { return ctx.in<bool>(0) ? Status::Running : Status::Success; },
+                   {port<bool>("health_low")});
+    reg.add_action("Strike", success, {input_port<int>("target")});
+    reg.add_action("Fail", [](ActionContext&) { return Status::Failure; });
+    reg.add_action("Shoot",
+                   [](ActionContext& ctx) {
+                       ctx.out<int>(1, ctx.in<int>(1) + 1);
+                       return ctx.in<float>(0) > 1.0f ? Status::Success : Status::Running;
+                   },
+                   {input_port<float>("range"), output_port<int>("shots")});
+    reg.add_action("Heal", success,
+                   {inout_port<double>("hp"), input_port<long long>("budget"), input_port<unsigned>("level"),
+                    input_port<long>("code"), input_port<bool>("loud")});
+    reg.add_condition("InRange", [](const ConditionContext& ctx) { return ctx.in<float>(0) < 5.0f; },
+                      {input_port<float>("distance")});
+    reg.add_condition("IsSet", [](const ConditionContext& ctx) { return ctx.in<bool>(0); }, {port<bool>("flag")});
+    reg.add_condition("Never", [](const ConditionContext&) { return false; });
+    return reg;
+}
+
+}  // namespace ebt::fuzz
