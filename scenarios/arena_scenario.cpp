@@ -247,7 +247,19 @@ void Arena::build_tree() {
     };
     registry_->add_action("Respond", respond);
 
-    tree_ = TreeBuilder("arena-guard", *registry_)
+    if (!config_.tree_file.empty()) {
+        tree_ = xml::Loader(*registry_).load_file(config_.tree_file);
+    } else {
+        tree_ = builtin_tree();
+    }
+    key_id_ = tree_.key<int>("id");
+    key_seen_ = tree_.key<bool>(kEnemySeen);
+    key_low_ = tree_.key<bool>(kHealthLow);
+    key_dead_ = tree_.key<bool>(kEnemyDead);
+}
+
+Tree Arena::builtin_tree() const {
+    return TreeBuilder("arena-guard", *registry_)
         .key<int>("id", -1)
         .key<bool>(kEnemySeen)
         .key<bool>(kHealthLow)
@@ -275,10 +287,6 @@ void Arena::build_tree() {
             .action("Patrol")
         .back()
         .end();
-    key_id_ = tree_.key<int>("id");
-    key_seen_ = tree_.key<bool>(kEnemySeen);
-    key_low_ = tree_.key<bool>(kHealthLow);
-    key_dead_ = tree_.key<bool>(kEnemyDead);
 }
 
 void Arena::setup_world() {

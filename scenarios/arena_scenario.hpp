@@ -60,6 +60,11 @@ struct ArenaConfig {
     /// Lifecycle listener attached to guard `listener_agent` only (not owned; must outlive the Arena).
     TraceListener* listener = nullptr;
     int listener_agent = -1;
+    /// When set, the guards' tree is loaded from this BehaviorTree.CPP v4 XML file (ebt::xml::Loader
+    /// over the arena's registered actions) instead of being built in code. It must declare the keys
+    /// the perception writes (id: int, enemy_seen, health_low, enemy_dead: bool) and may read the
+    /// shared key squad.alarm. samples/arena.xml is the built-in tree.
+    std::string tree_file;
 };
 
 /// What a guard is doing: the action its tree last updated.
@@ -114,6 +119,10 @@ public:
     World& world() noexcept { return *world_; }
     const World& world() const noexcept { return *world_; }
     const Tree& tree() const noexcept { return tree_; }
+    /// The arena's tree as built in code (what samples/arena.xml holds).
+    Tree builtin_tree() const;
+    /// The registry of the arena's actions (for loading or saving its tree as XML).
+    const Registry& registry() const noexcept { return *registry_; }
     std::uint64_t frame() const noexcept { return frame_; }
     TimePoint now() const noexcept { return now_; }
     int squads() const noexcept;

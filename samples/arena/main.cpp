@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -46,6 +47,8 @@ void usage(std::FILE* out, const char* argv0) {
                  "  --trace N        print guard N's lifecycle trace, one line per frame: frame node-label:event\n"
                  "                   (frames where it only updates its running action are left out)\n"
                  "  --svg FILE       write an SVG picture of the arena at the end\n"
+                 "  --tree FILE      load the guards' tree from a BehaviorTree.CPP v4 XML file\n"
+                 "                   (default: built in; samples/arena.xml is the same tree)\n"
                  "  -h, --help       this help\n",
                  argv0);
 }
@@ -173,6 +176,9 @@ int main(int argc, char** argv) {
             realtime = true;
         } else if (opt == "--trace") {
             trace_guard = parse_int(argv0, "--trace", value(), 0, 5'000'000);
+        } else if (opt == "--tree") {
+            config.tree_file = value();
+            if (config.tree_file.empty()) fail(argv0, "--tree needs a file name");
         } else if (opt == "--svg") {
             svg = value();
             if (svg.empty()) fail(argv0, "--svg needs a file name");
@@ -198,7 +204,14 @@ int main(int argc, char** argv) {
     }
 
     const auto setup_start = std::chrono::steady_clock::now();
-    Arena arena(config);
+    std::optional<Arena> holder;
+    try {
+        holder.emplace(config);
+    } catch (const std::exception& e) {  // e.g. a --tree file that does not load: file:line:column and the problem
+        std::fprintf(stderr, "%s: error: %s\n", argv0, e.what());
+        return 2;
+    }
+    Arena& arena = *holder;
     tracer.tree = &arena.tree();
     const double setup_ms = ms(std::chrono::steady_clock::now() - setup_start);
 
