@@ -16,59 +16,7 @@
 #include <cstdlib>
 #include <new>
 
-// ---- counting global allocation functions ------------------------------------------------------------------
-
-namespace {
-
-std::atomic<long long> g_allocations{0};
-
-void* counted_malloc(std::size_t size) noexcept {
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-    return std::malloc(size != 0 ? size : 1);
-}
-
-void* counted_aligned(std::size_t size, std::align_val_t align) noexcept {
-    g_allocations.fetch_add(1, std::memory_order_relaxed);
-    std::size_t a = static_cast<std::size_t>(align);
-    if (a < sizeof(void*)) a = sizeof(void*);
-    // aligned_alloc wants a size that is a multiple of the alignment (ASan checks it).
-    std::size_t rounded = (size + a - 1) / a * a;
-    if (rounded == 0) rounded = a;
-    return std::aligned_alloc(a, rounded);
-}
-
-void* or_throw(void* p) {
-    if (!p) throw std::bad_alloc();
-    return p;
-}
-
-}  // namespace
-
-void* operator new(std::size_t size) { return or_throw(counted_malloc(size)); }
-void* operator new[](std::size_t size) { return or_throw(counted_malloc(size)); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return counted_malloc(size); }
-void* operator new(std::size_t size, std::align_val_t align) { return or_throw(counted_aligned(size, align)); }
-void* operator new[](std::size_t size, std::align_val_t align) { return or_throw(counted_aligned(size, align)); }
-void* operator new(std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
-    return counted_aligned(size, align);
-}
-void* operator new[](std::size_t size, std::align_val_t align, const std::nothrow_t&) noexcept {
-    return counted_aligned(size, align);
-}
-
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+#include "support/counting_new.hpp"  // this executable's counting operator new/delete
 
 // ---- helpers ----------------------------------------------------------------------------------------------
 
@@ -78,9 +26,9 @@ using namespace std::chrono_literals;
 namespace {
 
 template <class F> long long allocations_during(F&& f) {
-    const long long before = g_allocations.load(std::memory_order_relaxed);
+    const long long before = ebt::test::allocations();
     f();
-    return g_allocations.load(std::memory_order_relaxed) - before;
+    return ebt::test::allocations() - before;
 }
 
 Registry make_registry() {
