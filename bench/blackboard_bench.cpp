@@ -16,8 +16,11 @@
 //                                    guard is live while Patrol runs, so the write marks it dirty
 //                                    and queues its position (after the first write the position
 //                                    is already queued: this is the steady-state cost of a write)
-//     BM_Write_Event_Unwatched_EmptyBus  as BM_Write_Event_Unwatched, with a ChangeBus that has no
-//                                    slot (every agent of a World has its bus set)
+//     BM_Write_Event_Unwatched_EmptyBus  as BM_Write_Event_Unwatched, with a ChangeBus that was
+//                                    never connected to (every agent of a World has its bus set):
+//                                    one flag test
+//     BM_Write_Event_Unwatched_DisconnectedBus  as _EmptyBus, but the bus had a slot that was
+//                                    disconnected: the write asks the signal whether it is empty
 //     BM_Write_Event_Unwatched_Bus   as BM_Write_Event_Unwatched, with one empty slot on the
 //                                    agent's ChangeBus (AgentOptions::bus)
 //     BM_Write_Event_LiveGuard_Bus   as BM_Write_Event_LiveGuard, with one empty bus slot
@@ -192,11 +195,19 @@ void BM_Write_Event_LiveGuard(benchmark::State& state) {
 BENCHMARK(BM_Write_Event_LiveGuard);
 
 void BM_Write_Event_Unwatched_EmptyBus(benchmark::State& state) {
-    ebt::ChangeBus bus;  // no slot: the write only asks the signal whether it is empty
+    ebt::ChangeBus bus;  // never connected to: the write tests the bus's flag only
     Agent agent = patrolling_agent(Mode::Event, &bus);
     toggle_writes(state, agent, agent.tree().key<bool>(kUnreadKey));
 }
 BENCHMARK(BM_Write_Event_Unwatched_EmptyBus);
+
+void BM_Write_Event_Unwatched_DisconnectedBus(benchmark::State& state) {
+    ebt::ChangeBus bus;
+    bus.subscribe([](const ebt::BlackboardChange&) {}).disconnect();  // no slot left, flag set
+    Agent agent = patrolling_agent(Mode::Event, &bus);
+    toggle_writes(state, agent, agent.tree().key<bool>(kUnreadKey));
+}
+BENCHMARK(BM_Write_Event_Unwatched_DisconnectedBus);
 
 void BM_Write_Event_Unwatched_Bus(benchmark::State& state) {
     ebt::ChangeBus bus;

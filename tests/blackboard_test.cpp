@@ -258,6 +258,26 @@ TEST_CASE("blackboard: ChangeBus slots receive key, name, blackboard and agent o
     }
 }
 
+TEST_CASE("blackboard: a slot connected through ChangeBus::changes() receives changes like subscribe()") {
+    // The bus skips the signal until someone subscribes or takes changes(): a slot connected
+    // directly on the signal (here with a group) must still be called.
+    const Tree tree = values_tree();
+    ChangeBus bus;
+    Agent agent(tree, {.bus = &bus});
+    agent.blackboard().set("hp", 1);  // nobody listens yet
+    std::vector<std::string> seen;
+    ChangeBus::Signal& signal = bus.changes();
+    boost::signals2::scoped_connection late = signal.connect(1, [&](const BlackboardChange& c) { seen.push_back("late " + std::string(c.name)); });
+    boost::signals2::scoped_connection early = signal.connect(0, [&](const BlackboardChange& c) { seen.push_back("early " + std::string(c.name)); });
+    agent.blackboard().set("hp", 2);
+    CHECK(seen == std::vector<std::string>{"early hp", "late hp"});
+    late.disconnect();
+    early.disconnect();
+    agent.blackboard().set("hp", 3);  // no slot left: nothing is called, the write still lands
+    CHECK(seen.size() == 2);
+    CHECK(agent.blackboard().get<int>("hp") == 3);
+}
+
 TEST_CASE("blackboard: changes made by actions during a tick reach the bus with their agent") {
     ActionSpec writer;
     writer.ports = {port<int>("hp")};

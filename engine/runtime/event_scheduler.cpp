@@ -36,6 +36,16 @@ void Runtime::enqueue(NodeIndex n) {
     set(n, kQueued);
     // Work arriving from outside the agent's own tick: tell the host, which may have it marked idle.
     if (!a.in_tick_ && a.host_) a.host_->on_agent_wake(a.host_slot_);
+    // Common case first: work for the next frame that sorts after everything queued (a running leaf
+    // re-queueing itself). Entries behind the marker are sorted, so the tail tells.
+    if (passed(n)) {
+        const std::uint16_t last = queue_at(static_cast<std::uint16_t>(a.queue_size_ - 1u));
+        if (last == kQueueMarker || last < n) {
+            queue()[queue_slot(a.queue_size_)] = n;
+            ++a.queue_size_;
+            return;
+        }
+    }
     std::uint16_t i = 0;
     if (!passed(n)) {
         while (queue_at(i) != kQueueMarker && queue_at(i) < n) ++i;
@@ -96,13 +106,15 @@ void Runtime::collect_due_timers() {
 }
 
 void Runtime::event_tick() {
-    collect_due_timers();
+    if (a.clock_ >= a.next_deadline_) collect_due_timers();
+    std::uint16_t* q = queue();
     for (;;) {
-        const std::uint16_t n = queue()[a.queue_head_];
+        const std::uint16_t n = q[a.queue_head_];
         a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
         --a.queue_size_;
         if (n == kQueueMarker) {
-            queue_insert(a.queue_size_, kQueueMarker);
+            q[queue_slot(a.queue_size_)] = kQueueMarker;  // the marker goes back at the end
+            ++a.queue_size_;
             return;
         }
         process(n);
@@ -113,6 +125,13 @@ void Runtime::process(NodeIndex n) {
     clear(n, kQueued);
     advance(n);
     ++a.stats_.nodes_visited;
+    // The common case first: a running action with nothing pending is updated (Patrol every frame).
+    constexpr std::uint16_t kPendingWork =
+        kStartPending | kChildGuardsDirty | kTimerDue | kResumePending | kSuspended;
+    if ((fl(n) & kPendingWork) == 0 && def(n).kind == NodeKind::Action && running(n)) {
+        step_leaf(n);
+        return;
+    }
     if (has(n, kStartPending)) {
         begin_pending(n);
         return;

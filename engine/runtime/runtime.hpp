@@ -59,7 +59,11 @@ struct Runtime {
     bool passed(NodeIndex n) const { return static_cast<std::int32_t>(n) <= a.walk_pos_; }
 
     // ---- tracing and user calls ------------------------------------------------------------------
-    void emit(TraceKind kind, NodeIndex n, Status s = Status::Invalid, bool result = false, std::string_view msg = {});
+    /// Reports to the agent's trace listener; costs one test when there is none.
+    void emit(TraceKind kind, NodeIndex n, Status s = Status::Invalid, bool result = false, std::string_view msg = {}) {
+        if (a.listener_) emit_to_listener(kind, n, s, result, msg);
+    }
+    void emit_to_listener(TraceKind kind, NodeIndex n, Status s, bool result, std::string_view msg);
     void check_abort_request() {
         if (a.abort_requested_ && a.in_tick_ && !aborting) throw AbortUnwind{};
     }

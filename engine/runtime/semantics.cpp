@@ -35,9 +35,8 @@ std::uint64_t splitmix(std::uint64_t x) {
 
 // ---- tracing and contexts --------------------------------------------------------------------------
 
-void Runtime::emit(TraceKind kind, NodeIndex n, Status s, bool result, std::string_view msg) {
+void Runtime::emit_to_listener(TraceKind kind, NodeIndex n, Status s, bool result, std::string_view msg) {
     TraceListener* listener = a.listener_;
-    if (!listener) return;
     TraceEvent e;
     e.tick = a.ticks_;
     e.node = n;

@@ -161,14 +161,28 @@ public:
         void(const BlackboardChange&),
         boost::signals2::keywords::mutex_type<boost::signals2::dummy_mutex>>::type;
 
-    Signal& changes() noexcept { return signal_; }
+    /// The signal itself (to connect with groups, inspect slots, ...). Handing it out counts as a
+    /// possible connection: from then on every change asks the signal whether it has slots.
+    Signal& changes() noexcept {
+        maybe_connected_ = true;
+        return signal_;
+    }
     /// Convenience: connect a slot. Keep the returned connection (or a scoped_connection) to disconnect.
     template <class F> boost::signals2::connection subscribe(F&& slot) {
+        maybe_connected_ = true;
         return signal_.connect(std::forward<F>(slot));
+    }
+
+    /// Engine use (Blackboard writes): emits `change` to the connected slots. A bus that was never
+    /// connected to costs one test; asking the signal (`empty()`) costs about as much as a whole
+    /// unwatched write (docs/benchmarks.md), and every agent of a World has a bus.
+    void publish(const BlackboardChange& change) {
+        if (maybe_connected_ && !signal_.empty()) signal_(change);
     }
 
 private:
     Signal signal_;
+    bool maybe_connected_ = false;  // set once subscribe() or changes() was called; never cleared
 };
 
 /// An agent's blackboard: typed access to its values. Owned by an Agent (see Agent::blackboard()).
