@@ -4,6 +4,10 @@ namespace ebt::scenarios {
 
 void register_guard_actions(Registry& registry) {
     registry.add_action("Patrol", [](ActionContext&) { return Status::Running; });
+    register_fight_actions(registry);
+}
+
+void register_fight_actions(Registry& registry) {
     registry.add_action("Attack", [](ActionContext&) { return Status::Running; });
     registry.add_action(
         "Runaway", [](ActionContext& ctx) { return ctx.in<bool>(0) ? Status::Running : Status::Success; },

@@ -27,6 +27,8 @@ inline constexpr const char* kEnemyDead = "enemy_dead";
 /// Registers Patrol, Attack and Runaway (each counts its updates in a per-agent "updates" port when
 /// the tree declares one; see guard_tree()).
 void register_guard_actions(Registry& registry);
+/// Registers Attack and Runaway only (for variants that bring their own Patrol).
+void register_fight_actions(Registry& registry);
 
 /// The seeds' guard tree (11 nodes) built from `registry` (which must hold the guard actions).
 Tree guard_tree(const Registry& registry);

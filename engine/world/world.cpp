@@ -242,15 +242,28 @@ void World::on_agent_wake(std::uint32_t slot) {
 }
 
 std::uint32_t World::next_awake(std::uint32_t from, std::uint32_t end) const {
+    if (awake_count_ == 0) return end;
     while (from < end) {
-        const std::uint32_t word = from / 64;
+        std::uint32_t word = from / 64;
         if (word >= awake_.size()) return end;
         const std::uint64_t bits = awake_[word] >> (from % 64);
         if (bits) {
             const std::uint32_t i = from + static_cast<std::uint32_t>(std::countr_zero(bits));
             return i < end ? i : end;
         }
-        from = (word + 1) * 64;
+        // Skip to the next word with an awake slot, 64 words (4096 slots) per summary word.
+        ++word;
+        for (;;) {
+            const std::uint32_t summary = word / 64;
+            if (summary >= awake_words_.size()) return end;
+            const std::uint64_t words = awake_words_[summary] >> (word % 64);
+            if (words) {
+                word += static_cast<std::uint32_t>(std::countr_zero(words));
+                break;
+            }
+            word = (summary + 1) * 64;
+        }
+        from = word * 64;
     }
     return end;
 }

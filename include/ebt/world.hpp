@@ -135,12 +135,27 @@ private:
     void materialize(PendingSpawn& spawn);
     void destroy(std::uint32_t slot);
     bool valid(AgentHandle handle) const noexcept;
+    // The awake set: a bit per slot, and a bit per 64 slots telling whether any of them is awake, so
+    // that finding the awake agents costs O(slots / 4096) when few are (a waiting world), not O(slots).
     void set_awake(std::uint32_t slot) {
-        if (slot / 64 >= awake_.size()) awake_.resize(slot / 64 + 1, 0);
-        awake_[slot / 64] |= std::uint64_t{1} << (slot % 64);
+        const std::uint32_t word = slot / 64;
+        if (word >= awake_.size()) {
+            awake_.resize(word + 1, 0);
+            awake_words_.resize(word / 64 + 1, 0);
+        }
+        const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
+        if (awake_[word] & bit) return;
+        awake_[word] |= bit;
+        awake_words_[word / 64] |= std::uint64_t{1} << (word % 64);
+        ++awake_count_;
     }
     void clear_awake(std::uint32_t slot) {
-        if (slot / 64 < awake_.size()) awake_[slot / 64] &= ~(std::uint64_t{1} << (slot % 64));
+        const std::uint32_t word = slot / 64;
+        const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
+        if (word >= awake_.size() || !(awake_[word] & bit)) return;
+        awake_[word] &= ~bit;
+        if (awake_[word] == 0) awake_words_[word / 64] &= ~(std::uint64_t{1} << (word % 64));
+        --awake_count_;
     }
     bool is_awake(std::uint32_t slot) const {
         return slot / 64 < awake_.size() && (awake_[slot / 64] >> (slot % 64)) & 1;
@@ -165,7 +180,9 @@ private:
 
     std::vector<SharedEntry> shared_;
     std::vector<Slot> slots_;
-    std::vector<std::uint64_t> awake_;  // bit per slot: has work, step when its LOD frame comes
+    std::vector<std::uint64_t> awake_;        // bit per slot: has work, step when its LOD frame comes
+    std::vector<std::uint64_t> awake_words_;  // bit per word of awake_: that word is not zero
+    std::uint32_t awake_count_ = 0;           // bits set in awake_: a frame with none scans nothing
     struct TimerEntry {
         TimePoint due;
         std::uint32_t slot;
