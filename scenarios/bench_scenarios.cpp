@@ -25,7 +25,7 @@ TreeBuilder& declare_guard_keys(TreeBuilder& b) {
 
 void MovementSystem::request(Agent& agent, const ResumeHandle& handle) {
     const std::uint64_t spread = kLongestMove - kShortestMove + 1;
-    const std::uint64_t length = kShortestMove + mix(agent.serial() * 1'000'003u + requests_++) % spread;
+    const std::uint64_t length = kShortestMove + mix(agent.seed() * 1'000'003u + requests_++) % spread;
     due_[(frame_ + length) % kBuckets].push_back(Move{&agent, handle});
     ++pending_;
 }
@@ -102,7 +102,7 @@ ChurnWriter::ChurnWriter(const Tree& tree, std::size_t agents, double share)
       enemy_dead_(tree.key<bool>(kEnemyDead)),
       agents_(agents),
       share_(share) {
-    if (share < 0 || share > 1) throw UsageError("ChurnWriter: the share of agents must be in [0, 1]");
+    if (!(share >= 0 && share <= 1)) throw UsageError("ChurnWriter: the share of agents must be in [0, 1]");
 }
 
 void ChurnWriter::toggle(Blackboard& bb) const {

@@ -29,8 +29,9 @@
 namespace ebt::scenarios {
 
 /// A stand-in movement system for latent moves: a move requested in frame f finishes (the system
-/// resumes the action with Success) in frame f + 30..50, the length drawn from the agent's serial
-/// and its move count, so that the moves of a population spread over the frames. Owned by the game
+/// resumes the action with Success) in frame f + 30..50, the length drawn from the agent's seed
+/// (AgentOptions::seed) and the number of moves requested so far, so that the moves of a population
+/// spread over the frames, identically in both modes. Owned by the game
 /// code that steps the agents; call step() once per frame, before ticking them. Agents must not
 /// move in memory while they have a move pending (keep them in a reserved vector or a World).
 class MovementSystem {
@@ -81,6 +82,11 @@ inline constexpr Duration kLongWait = std::chrono::hours(1000);
 ///   attacking  -> enemy_seen=false, enemy_dead=true   (the Monitor's guard fails: back to Patrol)
 /// (Toggling enemy_seen alone would not do: once an agent attacks, enemy_seen=false changes nothing;
 /// guards act on edges, docs/semantics.md.)
+/// Every toggle changes two values, but not every toggle switches the behaviour: an agent written in
+/// two frames running (shares above 50 %) is back on Patrol with enemy_seen=true before its
+/// enemy_seen guard, live again since Patrol restarted, was evaluated false, so there is no edge and
+/// it keeps patrolling until its next toggle (at 100 %: attack, patrol, patrol, patrol, attack...,
+/// the same in both modes).
 class ChurnWriter {
 public:
     /// `share` in [0, 1]: the fraction of `agents` whose blackboard changes each frame.
@@ -88,7 +94,8 @@ public:
     /// One frame's writes; `agent_at(i)` returns agent i (an Agent&). Returns the number of writes.
     template <class AgentAt> std::size_t write_frame(AgentAt&& agent_at) {
         credit_ += share_ * static_cast<double>(agents_);
-        const auto count = static_cast<std::size_t>(credit_);
+        // The small bias keeps sums like 10 x 0.1 (0.9999999999999999) from losing a write.
+        const auto count = static_cast<std::size_t>(credit_ + 1e-9);
         credit_ -= static_cast<double>(count);
         for (std::size_t j = 0; j < count; ++j) {
             toggle(agent_at(next_).blackboard());

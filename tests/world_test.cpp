@@ -3,6 +3,7 @@
 #include "guard_scenario.hpp"
 #include "support/trace_recorder.hpp"
 
+#include <algorithm>
 #include <random>
 
 using namespace ebt;
@@ -264,4 +265,47 @@ TEST_CASE("world: an agent owned by a world cannot be ticked directly") {
     world.step(50ms);
     CHECK(world.at(h).ticks() == 1);  // frame 0 done
     CHECK(world.at(h).stats().updates == 1);
+}
+
+TEST_CASE("world: in a big idle world exactly the woken agents are stepped, in slot order") {
+    // 10,000 agents span three summary words of the awake set (4,096 slots each): wakes in the first,
+    // second and last word, and one on each side of a word boundary, must all be found, in slot
+    // order, and a frame with nobody awake steps nobody.
+    std::vector<std::uint32_t> ticked;  // slots, in the order their actions ran
+    ActionSpec touch;
+    touch.update = [&ticked](ActionContext& ctx) {
+        ticked.push_back(static_cast<std::uint32_t>(ctx.agent().seed()));
+        return Status::Success;
+    };
+    const Tree tree = TreeBuilder("idle")
+                          .key<bool>("go")
+                          .sequence()
+                              .wait(std::chrono::hours(1000))
+                          .back()
+                          .end();
+    const Tree woken = TreeBuilder("woken")
+                           .key<bool>("go")
+                           .selector()
+                               .sequence().precondition(Predicate::is("go")).abort(AbortMode::LowerPriority).action("Touch", touch).back()
+                               .wait(std::chrono::hours(1000))
+                           .back()
+                           .end();
+    const std::vector<std::uint32_t> wake = {0, 63, 64, 4095, 4096, 8191, 8192, 9999};
+    World world;
+    std::vector<AgentHandle> handles;
+    for (std::uint32_t i = 0; i < 10'000; ++i) {
+        const bool watched = std::find(wake.begin(), wake.end(), i) != wake.end();
+        // A watcher's run ends after its Touch: no restart, so that it goes quiet again.
+        handles.push_back(world.spawn(watched ? woken : tree, {.seed = i, .restart_on_end = !watched}));
+    }
+    CHECK(world.step(50ms).agents_stepped == 10'000);  // everyone enters its tree
+    // The watchers' guards became live in the first frame and are evaluated once in the second.
+    CHECK(world.step(50ms).agents_stepped == wake.size());
+    CHECK(world.step(50ms).agents_stepped == 0);
+    // Wake them in reverse order: the World still steps them in slot order.
+    for (auto it = wake.rbegin(); it != wake.rend(); ++it) world.at(handles[*it]).blackboard().set("go", true);
+    const FrameMetrics m = world.step(50ms);
+    CHECK(m.agents_stepped == wake.size());
+    CHECK(ticked == wake);
+    CHECK(world.step(50ms).agents_stepped == 0);
 }

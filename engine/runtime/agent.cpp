@@ -140,12 +140,6 @@ void Agent::abort() {
     if (host_) host_->on_agent_wake(host_slot_);
 }
 
-bool Agent::has_pending_work() const noexcept {
-    if (!block_) return false;
-    if (mode_ == Mode::Polling) return !stopped_;
-    return queue_size_ > 1;  // anything besides the end-of-frame marker
-}
-
 bool Agent::resume(const ResumeHandle& handle, Status status) {
     if (status != Status::Success && status != Status::Failure)
         throw UsageError(std::string("Agent::resume() needs Success or Failure, got ") + to_string(status));

@@ -57,6 +57,21 @@ void Runtime::enqueue(NodeIndex n) {
     queue_insert(i, n);
 }
 
+void Runtime::requeue_for_next_frame(NodeIndex n) {
+    // The leaf ran in this tick (so the walk has passed it and no host needs telling); it was taken
+    // off the queue to run, and nothing behind the marker can have been queued after it yet unless
+    // its update woke something: then the general path keeps the order.
+    if (has(n, kQueued)) return;
+    const std::uint16_t last = queue_at(static_cast<std::uint16_t>(a.queue_size_ - 1u));
+    if (last != kQueueMarker && last > n) {
+        enqueue(n);
+        return;
+    }
+    set(n, kQueued);
+    queue()[queue_slot(a.queue_size_)] = n;
+    ++a.queue_size_;
+}
+
 void Runtime::dequeue(NodeIndex n) {
     clear(n, kQueued);
     for (std::uint16_t i = 0; i < a.queue_size_; ++i)

@@ -521,7 +521,7 @@ Outcome Runtime::update_leaf(NodeIndex n) {
     emit(TraceKind::Update, n, s);
     check_abort_request();
     if (s == Status::Running) {
-        if (!has(n, kSuspended) && event_mode()) enqueue(n);  // updated again next frame
+        if (!has(n, kSuspended) && event_mode()) requeue_for_next_frame(n);  // updated again next frame
         return Outcome::Running;
     }
     clear(n, kSuspended);

@@ -105,12 +105,18 @@ public:
     bool in_tick() const noexcept { return in_tick_; }
     void set_listener(TraceListener* listener) noexcept { listener_ = listener; }
     std::uint64_t serial() const noexcept { return serial_; }
+    /// The seed the agent was created with (AgentOptions::seed / SpawnOptions::seed).
+    std::uint64_t seed() const noexcept { return seed_; }
 
     /// Bytes of state this agent uses: the Agent object plus its state block (nodes, queue, blackboard).
     std::size_t memory_bytes() const noexcept;
 
     /// True when the agent has work queued for its next tick (event mode) or always (polling mode).
-    bool has_pending_work() const noexcept;
+    bool has_pending_work() const noexcept {
+        if (!block_) return false;
+        if (mode_ == Mode::Polling) return !stopped_;
+        return queue_size_ > 1;  // anything besides the end-of-frame marker
+    }
     /// The agent-clock time of its earliest armed deadline (wait, timeout, delay, cooldown, re-check),
     /// or the largest TimePoint when none is armed. Event mode only (polling checks every tick).
     TimePoint next_deadline() const noexcept { return next_deadline_; }
@@ -135,6 +141,7 @@ public:
 
 private:
     friend struct detail::Runtime;
+    friend class World;  // prefetches the state block of the agent it steps next
     friend class Blackboard;
     friend class ActionContext;
 

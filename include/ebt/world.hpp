@@ -28,6 +28,7 @@
 #include <ebt/agent.hpp>
 #include <ebt/shared_blackboard.hpp>
 
+#include <bit>
 #include <chrono>
 #include <optional>
 #include <vector>
@@ -130,6 +131,7 @@ private:
     };
     void on_agent_wake(std::uint32_t slot) override;
     void step_slot(std::uint32_t slot, FrameMetrics& m);
+    void prefetch_ahead(std::uint32_t slot, std::uint32_t end) const;
     void schedule_after_step(std::uint32_t slot);
     void finish_frame();
     void materialize(PendingSpawn& spawn);
@@ -160,7 +162,20 @@ private:
     bool is_awake(std::uint32_t slot) const {
         return slot / 64 < awake_.size() && (awake_[slot / 64] >> (slot % 64)) & 1;
     }
-    std::uint32_t next_awake(std::uint32_t from, std::uint32_t end) const;
+    /// The first awake slot in [from, end), or `end`. Inline for the busy case (the next awake slot
+    /// is in the same word); next_awake_far() skips empty words through the summary bits.
+    std::uint32_t next_awake(std::uint32_t from, std::uint32_t end) const {
+        const std::uint32_t word = from / 64;
+        if (word < awake_.size()) {
+            const std::uint64_t bits = awake_[word] >> (from % 64);
+            if (bits) {
+                const std::uint32_t i = from + static_cast<std::uint32_t>(std::countr_zero(bits));
+                return i < end ? i : end;
+            }
+        }
+        return next_awake_far(from, end);
+    }
+    std::uint32_t next_awake_far(std::uint32_t from, std::uint32_t end) const;
     bool lod_frame(std::uint32_t slot) const;
 
     struct Subscriber {
