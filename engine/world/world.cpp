@@ -1,6 +1,5 @@
 // World: storage, scheduling and bookkeeping for many agents stepped frame by frame.
 #include <ebt/world.hpp>
-#include "tree/tree_data.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -269,25 +268,9 @@ std::uint32_t World::next_awake_far(std::uint32_t from, std::uint32_t end) const
     return end;
 }
 
-void World::prefetch_ahead(std::uint32_t index, std::uint32_t end) const {
-    // In a busy world the next slots are usually the next agents stepped: start loading the slot two
-    // ahead and the state block of the next one (whose slot the previous call started loading), so
-    // that the memory latency overlaps with this agent's tick. A hint only: a wrong guess costs a
-    // little bandwidth.
-    constexpr std::size_t kLine = 64;
-    if (index + 2 < end) {
-        const auto* slot = reinterpret_cast<const char*>(&slots_[index + 2]);
-        for (std::size_t at = 0; at < sizeof(Slot); at += kLine) __builtin_prefetch(slot + at);
-    }
-    if (index + 1 < end && slots_[index + 1].agent) {
-        const Agent& next = *slots_[index + 1].agent;
-        const auto* block = reinterpret_cast<const char*>(next.block_.get());
-        const std::size_t bytes = std::min<std::size_t>(next.tree_.data().layout.block_bytes, 4 * kLine);
-        for (std::size_t at = 0; at < bytes; at += kLine) __builtin_prefetch(block + at);
-    }
-}
-
 void World::step_slot(std::uint32_t index, FrameMetrics& m) {
+    // Agents are freed only at the end of the frame and slots_ does not grow during one: `s` and
+    // `a` stay valid through the tick, even if the agent despawns itself.
     Slot& s = slots_[index];
     Agent& a = *s.agent;
     const Duration dt(now_ - s.last_time);
@@ -296,13 +279,13 @@ void World::step_slot(std::uint32_t index, FrameMetrics& m) {
     stepping_ = index;
     a.tick_numbered(frame_, dt);
     stepping_ = 0xFFFFFFFF;
-    Slot& after_slot = slots_[index];  // slots_ does not grow during a frame
-    const AgentStats& after = after_slot.agent->stats();
+    const AgentStats& after = a.stats();
     ++m.agents_stepped;
     m.behaviors_updated += after.updates - before.updates;
     m.guards_evaluated += after.guards_evaluated - before.guards_evaluated;
     m.events_handled += after.nodes_visited - before.nodes_visited;
     m.timers_fired += after.timers_fired - before.timers_fired;
+    if (!s.dying && a.has_pending_work()) return;  // the common case: it stays awake
     schedule_after_step(index);
 }
 
@@ -363,7 +346,6 @@ FrameMetrics World::step(Duration dt) {
                 stopped_early = true;
                 break;
             }
-            prefetch_ahead(i, to);
             step_slot(i, m);
         }
     }

@@ -141,7 +141,6 @@ public:
 
 private:
     friend struct detail::Runtime;
-    friend class World;  // prefetches the state block of the agent it steps next
     friend class Blackboard;
     friend class ActionContext;
 

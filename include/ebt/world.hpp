@@ -131,7 +131,6 @@ private:
     };
     void on_agent_wake(std::uint32_t slot) override;
     void step_slot(std::uint32_t slot, FrameMetrics& m);
-    void prefetch_ahead(std::uint32_t slot, std::uint32_t end) const;
     void schedule_after_step(std::uint32_t slot);
     void finish_frame();
     void materialize(PendingSpawn& spawn);
