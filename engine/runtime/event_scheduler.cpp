@@ -59,17 +59,20 @@ void Runtime::enqueue(NodeIndex n) {
 
 void Runtime::requeue_for_next_frame(NodeIndex n) {
     // The leaf ran in this tick (so the walk has passed it and no host needs telling); it was taken
-    // off the queue to run, and nothing behind the marker can have been queued after it yet unless
-    // its update woke something: then the general path keeps the order.
+    // off the queue to run, and nothing behind the marker can sort after it unless its update woke
+    // something: then the general path keeps the order. (Head and size are read once into locals:
+    // the queue's stores would otherwise make the compiler reload them.)
     if (has(n, kQueued)) return;
-    const std::uint16_t last = queue_at(static_cast<std::uint16_t>(a.queue_size_ - 1u));
+    std::uint16_t* q = queue();
+    const std::uint32_t size = a.queue_size_;
+    const std::uint16_t last = q[queue_slot(size - 1)];
     if (last != kQueueMarker && last > n) {
         enqueue(n);
         return;
     }
     set(n, kQueued);
-    queue()[queue_slot(a.queue_size_)] = n;
-    ++a.queue_size_;
+    q[queue_slot(size)] = n;
+    a.queue_size_ = static_cast<std::uint16_t>(size + 1);
 }
 
 void Runtime::dequeue(NodeIndex n) {

@@ -275,16 +275,19 @@ void World::step_slot(std::uint32_t index, FrameMetrics& m) {
     Agent& a = *s.agent;
     const Duration dt(now_ - s.last_time);
     s.last_time = now_;
-    const AgentStats before = a.stats();
+    const AgentStats& stats = a.stats();
+    const std::uint32_t updates = stats.updates, guards = stats.guards_evaluated;
+    const std::uint32_t visited = stats.nodes_visited, timers = stats.timers_fired;
     stepping_ = index;
-    a.tick_numbered(frame_, dt);
+    // The frame number only grows, dt >= 0 (world time only grows), the agent is not in a tick (no
+    // step runs inside a step) and has its state: what tick_numbered() would check holds.
+    a.run_tick(frame_, dt);
     stepping_ = 0xFFFFFFFF;
-    const AgentStats& after = a.stats();
     ++m.agents_stepped;
-    m.behaviors_updated += after.updates - before.updates;
-    m.guards_evaluated += after.guards_evaluated - before.guards_evaluated;
-    m.events_handled += after.nodes_visited - before.nodes_visited;
-    m.timers_fired += after.timers_fired - before.timers_fired;
+    m.behaviors_updated += stats.updates - updates;
+    m.guards_evaluated += stats.guards_evaluated - guards;
+    m.events_handled += stats.nodes_visited - visited;
+    m.timers_fired += stats.timers_fired - timers;
     if (!s.dying && a.has_pending_work()) return;  // the common case: it stays awake
     schedule_after_step(index);
 }
