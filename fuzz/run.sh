@@ -57,6 +57,9 @@ mkdir -p "$work" "$artifacts"
 cp fuzz/corpus/* "$work"/
 
 ebt_log "fuzzing for ${seconds}s (corpus: $(ls fuzz/corpus | wc -l) seeds)"
+# libFuzzer's progress lines (thousands in a minute) go to a log file; its tail is printed at the
+# end, and the whole log when something failed.
+log="$build_dir/fuzz.log"
 rc=0
 ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:${ASAN_OPTIONS:-}" \
 UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}" \
@@ -68,9 +71,10 @@ UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:${UBSAN_OPTIONS:-}" \
     -dict=fuzz/xml.dict \
     -artifact_prefix="$artifacts/" \
     -print_final_stats=1 \
-    "$work" || rc=$?
+    "$work" >"$log" 2>&1 || rc=$?
 
 if ((rc != 0)); then
+  cat "$log" >&2
   ebt_log "FUZZING FAILED (exit $rc); inputs that failed:"
   for f in "$artifacts"/*; do
     [[ -e "$f" ]] || continue
@@ -80,4 +84,5 @@ if ((rc != 0)); then
   done
   exit "$rc"
 fi
-ebt_log "fuzzing passed: no crash, sanitizer report or failed round trip in ${seconds}s"
+tail -n 15 "$log" >&2
+ebt_log "fuzzing passed: no crash, sanitizer report or failed round trip in ${seconds}s (full log: $log)"
