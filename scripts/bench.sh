@@ -34,8 +34,9 @@ done
 build_dir="${EBT_BENCH_BUILD_DIR:-build/bench}"
 jobs="${EBT_JOBS:-$(ebt_jobs)}"
 
-ebt_ensure_deps
-ebt_ensure_packages python3-matplotlib
+# One call, so that a fresh machine runs apt-get update once.
+mapfile -t packages < <(ebt_required_packages)
+ebt_ensure_packages "${packages[@]}" python3-matplotlib
 
 ebt_log "configuring $build_dir (Release)"
 cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DEBT_BUILD_BENCH=ON -DEBT_BUILD_TESTS=OFF \
@@ -63,3 +64,4 @@ ebt_log "sweep took $((SECONDS - start)) s"
 python=/usr/bin/python3
 [[ -x "$python" ]] || python=python3
 "$python" scripts/bench_report.py "$json" --out-dir "$out_dir"
+ebt_log "results: $json; charts and summary.md in $out_dir"

@@ -294,6 +294,8 @@ def summary(r, inputs):
     md.append(f"Context: {context_line(r.context)}.")
     md.append("")
     rep = (f"medians of {_repetitions_text(r)} repetitions" if r.repetitions > 1 else "one run per benchmark")
+    if r.repetitions > 1 and 1 in r.repetition_counts:
+        rep += "; some benchmarks: one run"
     md.append(f"Input: {', '.join('`' + os.path.basename(p) + '`' for p in inputs)} "
               f"({len(r.runs)} benchmarks, {rep}). Times are CPU time; "
               "ns/agent-frame = CPU time / (agents × frames), one frame = World::step(50 ms) plus the "
@@ -460,10 +462,6 @@ def _time_formatter(FuncFormatter):
     return FuncFormatter(fmt)
 
 
-def _ns_formatter(FuncFormatter):
-    return FuncFormatter(lambda v, _pos: f"{_sig(v)}" if v > 0 else "")
-
-
 def _agents_formatter(FuncFormatter):
     def fmt(v, _pos):
         if v <= 0:
@@ -479,6 +477,15 @@ def _repetitions_text(r):
     """'3' or '3-5' when the merged inputs used different repetition counts."""
     counts = sorted(c for c in r.repetition_counts if c > 1) or [r.repetitions]
     return str(counts[0]) if counts[0] == counts[-1] else f"{counts[0]}-{counts[-1]}"
+
+
+def _label_log_axis(axis, FuncFormatter, fmt):
+    """Major ticks at powers of ten, labelled minor ticks at 2× and 5× (log axes spanning little)."""
+    from matplotlib.ticker import LogLocator
+    axis.set_major_formatter(FuncFormatter(lambda v, _p: fmt(v) if v > 0 else ""))
+    axis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
+    axis.set_minor_formatter(FuncFormatter(lambda v, _p: fmt(v) if v > 0 else ""))
+    axis.set_tick_params(which="minor", labelsize=8, labelcolor="#555555")
 
 
 def _context_note(r):
@@ -526,7 +533,7 @@ def chart_agents(r, out_dir, mpl, written, notes):
         ax.grid(True, which="major", alpha=0.35)
         ax.grid(True, which="minor", alpha=0.12)
         ax.xaxis.set_major_formatter(_agents_formatter(FuncFormatter))
-        ax.yaxis.set_major_formatter(_ns_formatter(FuncFormatter))
+        _label_log_axis(ax.yaxis, FuncFormatter, _sig)
         if not drawn:
             ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center", va="center", color="#888888")
     axes[0].set_ylabel("CPU time per agent-frame (ns, log)")
@@ -536,8 +543,8 @@ def chart_agents(r, out_dir, mpl, written, notes):
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), frameon=False, fontsize=9,
                bbox_to_anchor=(0.5, 0.995))
     fig.suptitle("Cost per agent per frame vs number of agents (polling dashed, event solid)",
-                 y=0.925, fontsize=12)
-    fig.tight_layout(rect=(0, 0.02, 1, 0.9))
+                 y=0.94, fontsize=12)
+    fig.tight_layout(rect=(0, 0.02, 1, 0.93))
     _finish(fig, r, os.path.join(out_dir, "ns_per_agent_frame_vs_agents.png"), written)
     plt.close(fig)
 
@@ -577,8 +584,7 @@ def chart_ratio(r, out_dir, mpl, written, notes):
     ax.set_xlim(positions[changes[0]] - 0.5, positions[changes[-1]] + 0.5)
     lo, hi = ax.get_ylim()
     ax.set_ylim(min(lo, 0.5), max(hi, 2.0))
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _p: f"{_sig(v)}×" if v > 0 else ""))
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _p: ""))
+    _label_log_axis(ax.yaxis, FuncFormatter, lambda v: f"{_sig(v)}×")
     ax.set_xlabel("change rate: share of agents whose blackboard changes each frame")
     ax.set_ylabel("polling time / event time (log; > 1: event faster)")
     ax.set_title(f"Event mode's advantage vs change rate, {fmt_agents(REF_AGENTS)} agents", fontsize=12)
@@ -626,9 +632,8 @@ def chart_tree_size(r, out_dir, mpl, written, notes):
                         color=mode_colour[mode])
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _p: _sig(v) if v > 0 else ""))
-    ax.xaxis.set_minor_formatter(FuncFormatter(lambda v, _p: ""))
-    ax.yaxis.set_major_formatter(_ns_formatter(FuncFormatter))
+    _label_log_axis(ax.xaxis, FuncFormatter, _sig)
+    _label_log_axis(ax.yaxis, FuncFormatter, _sig)
     ax.set_xlabel("tree size (nodes, log)")
     ax.set_ylabel("CPU time per agent-frame (ns, log)")
     ax.set_title(f"Cost vs tree size, {fmt_agents(REF_AGENTS)} agents, nothing changes (change 0%)",
