@@ -309,3 +309,46 @@ TEST_CASE("world: in a big idle world exactly the woken agents are stepped, in s
     CHECK(ticked == wake);
     CHECK(world.step(50ms).agents_stepped == 0);
 }
+
+TEST_CASE("world: misuse of a World's agent by game code is reported, and the world stays usable") {
+    SUBCASE("ticked by hand with a tick number ahead of the world's frame") {
+        World world;
+        const AgentHandle h = world.spawn(running_tree());
+        world.step(10ms);  // frame 0
+        world.agent(h)->tick_numbered(100, 0ms);
+        CHECK_THROWS_WITH_AS(world.step(10ms), "Agent::tick_numbered(): tick numbers must not go backwards",
+                             UsageError);
+        CHECK_FALSE(world.in_step());
+        CHECK(world.alive(h));
+    }
+    SUBCASE("an action steps the world while its own agent is ticked by hand") {
+        World world;
+        bool nested_threw = false;
+        ActionSpec spec;
+        spec.update = [&](ActionContext& ctx) {
+            if (!world.in_step() && !nested_threw) {
+                try {
+                    world.step(10ms);  // would tick this very agent, which is inside its tick
+                } catch (const UsageError& e) {
+                    nested_threw = std::string(e.what()) == "Agent::tick() called from inside a tick of the same agent";
+                }
+                CHECK(ctx.agent().in_tick());  // the outer tick is still running
+            }
+            return Status::Running;
+        };
+        const AgentHandle h = world.spawn(TreeBuilder("t").action("A", spec).end());
+        world.step(10ms);
+        world.agent(h)->tick_numbered(5, 0ms);
+        CHECK(nested_threw);
+        CHECK_FALSE(world.in_step());
+    }
+    SUBCASE("its agent moved out of the world") {
+        World world;
+        const AgentHandle h = world.spawn(running_tree());
+        world.step(10ms);
+        Agent stolen = std::move(*world.agent(h));
+        CHECK_THROWS_WITH_AS(world.step(10ms), "Agent::tick() on a moved-from agent", UsageError);
+        CHECK_FALSE(world.in_step());
+        CHECK(stolen.status() == Status::Running);  // the moved-to agent is intact
+    }
+}

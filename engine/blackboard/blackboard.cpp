@@ -68,7 +68,7 @@ void BlackboardSchema::require(KeyId id, const TypeInfo* type) const {
 
 void Blackboard::changed(KeyId id) {
     if (agent_) agent_->on_blackboard_change(id);
-    if (bus_) bus_->publish(BlackboardChange{*this, id, schema_->info(id).name, agent_});
+    if (bus_ && bus_->has_slots()) bus_->publish(BlackboardChange{*this, id, schema_->info(id).name, agent_});
 }
 
 }  // namespace ebt

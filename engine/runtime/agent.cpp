@@ -99,11 +99,6 @@ Status Agent::tick_numbered(std::uint64_t tick, Duration dt) {
     if (tick < ticks_) throw UsageError("Agent::tick_numbered(): tick numbers must not go backwards");
     if (dt.count() < 0) throw UsageError("Agent::tick() with a negative dt");
     if (!block_) throw UsageError("Agent::tick() on a moved-from agent");
-    run_tick(tick, dt);
-    return status(0);
-}
-
-void Agent::run_tick(std::uint64_t tick, Duration dt) {
     TickScope scope(in_tick_);
     ticks_ = tick;
     clock_ += dt.count();
@@ -128,6 +123,7 @@ void Agent::run_tick(std::uint64_t tick, Duration dt) {
     }
     walk_pos_ = -1;
     ++ticks_;
+    return rt.st(0);  // the root's status (block_ is known to be there: no checks needed)
 }
 
 void Agent::abort() {

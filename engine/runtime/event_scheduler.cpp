@@ -58,10 +58,10 @@ void Runtime::enqueue(NodeIndex n) {
 }
 
 void Runtime::requeue_for_next_frame(NodeIndex n) {
-    // The leaf ran in this tick (so the walk has passed it and no host needs telling); it was taken
-    // off the queue to run, and nothing behind the marker can sort after it unless its update woke
-    // something: then the general path keeps the order. (Head and size are read once into locals:
-    // the queue's stores would otherwise make the compiler reload them.)
+    // Called from update_leaf, inside a tick, after advance(n): the walk has passed the leaf and no
+    // host needs telling, so it goes behind the marker. It sorts after everything there unless its
+    // update woke a later node for the next frame: then the general path keeps the order. (Size is
+    // read once into a local: the queue's stores would otherwise make the compiler reload it.)
     if (has(n, kQueued)) return;
     std::uint16_t* q = queue();
     const std::uint32_t size = a.queue_size_;

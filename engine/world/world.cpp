@@ -279,9 +279,9 @@ void World::step_slot(std::uint32_t index, FrameMetrics& m) {
     const std::uint32_t updates = stats.updates, guards = stats.guards_evaluated;
     const std::uint32_t visited = stats.nodes_visited, timers = stats.timers_fired;
     stepping_ = index;
-    // The frame number only grows, dt >= 0 (world time only grows), the agent is not in a tick (no
-    // step runs inside a step) and has its state: what tick_numbered() would check holds.
-    a.run_tick(frame_, dt);
+    // tick_numbered() checks what game code could have broken: a tick number behind the agent's (it
+    // was ticked by hand), a tick of the same agent already running, a moved-from agent.
+    a.tick_numbered(frame_, dt);
     stepping_ = 0xFFFFFFFF;
     ++m.agents_stepped;
     m.behaviors_updated += stats.updates - updates;
@@ -315,6 +315,15 @@ FrameMetrics World::step(Duration dt) {
     FrameMetrics m;
     m.frame = frame_;
     in_step_ = true;
+    // Whatever a step throws (a UsageError from game code misusing an agent during the frame), the
+    // world must not stay "in a step": the next step() and the spawn/despawn rules depend on it.
+    struct StepScope {
+        World& w;
+        ~StepScope() {
+            w.in_step_ = false;
+            w.stepping_ = 0xFFFFFFFF;
+        }
+    } scope{*this};
     now_ += dt.count();
 
     // Shared blackboards publish last frame's writes (and game code's since): the snapshot this frame reads.
@@ -364,7 +373,6 @@ FrameMetrics World::step(Duration dt) {
 
     finish_frame();
     ++frame_;
-    in_step_ = false;
     m.wall_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall_start);
     return m;
 }

@@ -144,11 +144,7 @@ private:
     friend class Blackboard;
     friend class ActionContext;
 
-    friend class World;  // steps its agents with run_tick (it has checked what tick_numbered checks)
-
     void on_blackboard_change(KeyId key);
-    /// One tick, without tick_numbered()'s argument checks.
-    void run_tick(std::uint64_t tick, Duration dt);
     KeyId shared_key_id(KeyId key) const;
 
     // Kept small on purpose: this object plus the state block is the agent's whole footprint.

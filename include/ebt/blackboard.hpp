@@ -173,12 +173,12 @@ public:
         return signal_.connect(std::forward<F>(slot));
     }
 
-    /// Engine use (Blackboard writes): emits `change` to the connected slots. A bus that was never
-    /// connected to costs one test; asking the signal (`empty()`) costs about as much as a whole
-    /// unwatched write (docs/benchmarks.md), and every agent of a World has a bus.
-    void publish(const BlackboardChange& change) {
-        if (maybe_connected_ && !signal_.empty()) signal_(change);
-    }
+    /// Engine use (Blackboard writes): whether a change must be emitted. A bus that was never
+    /// connected to answers with one test; asking the signal (`empty()`) costs about as much as a
+    /// whole unwatched write (docs/benchmarks.md), and every agent of a World has a bus.
+    bool has_slots() const { return maybe_connected_ && !signal_.empty(); }
+    /// Engine use: emits `change` to the connected slots.
+    void publish(const BlackboardChange& change) { signal_(change); }
 
 private:
     Signal signal_;
