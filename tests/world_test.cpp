@@ -320,6 +320,10 @@ TEST_CASE("world: misuse of a World's agent by game code is reported, and the wo
                              UsageError);
         CHECK_FALSE(world.in_step());
         CHECK(world.alive(h));
+        const AgentHandle other = world.spawn(running_tree());
+        CHECK(world.despawn(h));
+        CHECK(world.step(10ms).agents_stepped == 1);  // the other agent
+        CHECK(world.agent(other)->status() == Status::Running);
     }
     SUBCASE("an action steps the world while its own agent is ticked by hand") {
         World world;
@@ -350,5 +354,7 @@ TEST_CASE("world: misuse of a World's agent by game code is reported, and the wo
         CHECK_THROWS_WITH_AS(world.step(10ms), "Agent::tick() on a moved-from agent", UsageError);
         CHECK_FALSE(world.in_step());
         CHECK(stolen.status() == Status::Running);  // the moved-to agent is intact
+        CHECK(world.despawn(h));
+        CHECK_NOTHROW(world.step(10ms));
     }
 }
