@@ -125,6 +125,7 @@ void Runtime::collect_due_timers() {
 
 void Runtime::event_tick() {
     if (a.clock_ >= a.next_deadline_) collect_due_timers();
+    if (a.queue_size_ == 2 && update_only_leaf()) return;
     std::uint16_t* q = queue();
     for (;;) {
         const std::uint16_t n = q[a.queue_head_];
@@ -137,6 +138,37 @@ void Runtime::event_tick() {
         }
         process(n);
     }
+}
+
+// The steady state of an agent doing one thing: its queue holds one running action and the marker
+// (Patrol, every frame). The leaf is popped and updated exactly as the general loop would; if the
+// update leaves it running and changes nothing else (not suspended, nothing queued), the general
+// path would re-queue it behind the marker and move the marker behind it, which gives back the same
+// queue: so the queue is put back as it was instead. Otherwise the update's outcome is handled as
+// step_leaf() would, and the general loop takes over (it pops what was queued, up to the marker).
+// Returns true when the tick is done.
+bool Runtime::update_only_leaf() {
+    constexpr std::uint16_t kPendingWork =
+        kStartPending | kChildGuardsDirty | kTimerDue | kResumePending | kSuspended;
+    std::uint16_t* q = queue();
+    const std::uint16_t head = a.queue_head_;
+    const NodeIndex n = q[head];  // the other entry is the marker
+    if (n == kQueueMarker || (fl(n) & kPendingWork) != 0 || def(n).kind != NodeKind::Action || !running(n))
+        return false;
+    a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
+    a.queue_size_ = 1;
+    clear(n, kQueued);
+    advance(n);
+    ++a.stats_.nodes_visited;
+    const Status s = run_update(n);
+    if (s == Status::Running && !has(n, kSuspended | kQueued) && a.queue_size_ == 1) {
+        a.queue_head_ = head;  // [n, marker], as before
+        a.queue_size_ = 2;
+        set(n, kQueued);
+        return true;
+    }
+    notify_parent(n, leaf_outcome(n, s));
+    return false;
 }
 
 void Runtime::process(NodeIndex n) {

@@ -92,6 +92,9 @@ struct Runtime {
     Outcome decorator_react(NodeIndex p, NodeIndex c, Status s);
     Outcome update_leaf(NodeIndex n);  // returns the outcome; the caller reacts
     void step_leaf(NodeIndex n);       // updates a running leaf and notifies its parent when it ends
+    Status run_update(NodeIndex n);    // update_leaf's first half: the user's update, counted and traced
+    Outcome leaf_outcome(NodeIndex n, Status s);  // its second half: re-queue, or end the leaf
+    void notify_parent(NodeIndex n, Outcome o);   // step_leaf's reaction to an ended leaf
     void fire_timer(NodeIndex n);
     void finish_resume(NodeIndex n);
     void arm_timer(NodeIndex n, TimePoint when);
@@ -111,6 +114,7 @@ struct Runtime {
 
     // ---- event scheduler (event_scheduler.cpp) --------------------------------------------------------
     void event_tick();
+    bool update_only_leaf();
     void process(NodeIndex n);
     void collect_due_timers();
     void enqueue(NodeIndex n);           // this frame if the walk has not passed n, else next frame

@@ -506,7 +506,7 @@ void Runtime::abort_all() {
 
 // ---- leaves, timers, resumes ----------------------------------------------------------------------------
 
-Outcome Runtime::update_leaf(NodeIndex n) {
+Status Runtime::run_update(NodeIndex n) {
     advance(n);
     const auto& spec = *t.actions[def(n).action];
     ActionContext ctx = action_context(n);
@@ -520,6 +520,10 @@ Outcome Runtime::update_leaf(NodeIndex n) {
     if (!ok) s = Status::Failure;
     emit(TraceKind::Update, n, s);
     check_abort_request();
+    return s;
+}
+
+Outcome Runtime::leaf_outcome(NodeIndex n, Status s) {
     if (s == Status::Running) {
         if (!has(n, kSuspended) && event_mode()) requeue_for_next_frame(n);  // updated again next frame
         return Outcome::Running;
@@ -529,8 +533,11 @@ Outcome Runtime::update_leaf(NodeIndex n) {
     return to_outcome(s);
 }
 
-void Runtime::step_leaf(NodeIndex n) {
-    const Outcome o = update_leaf(n);
+Outcome Runtime::update_leaf(NodeIndex n) { return leaf_outcome(n, run_update(n)); }
+
+void Runtime::step_leaf(NodeIndex n) { notify_parent(n, update_leaf(n)); }
+
+void Runtime::notify_parent(NodeIndex n, Outcome o) {
     if (o == Outcome::Running) return;
     if (parent(n) == kNoNode) root_done(to_status(o));
     else child_done(parent(n), n, to_status(o), false);
