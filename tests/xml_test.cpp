@@ -512,6 +512,41 @@ TEST_CASE("xml: kept attributes round-trip, whatever their characters (fuzzer fi
     CHECK(again.data().source[0].attributes == t.data().source[0].attributes);
 }
 
+TEST_CASE("xml: a key named like a registered condition is written {key} and round-trips (fuzzer finding)") {
+    // "Never" is a registered condition; here it is also a bool key (bound through a port). A bare
+    // name in an expression is the condition, so the saver must write the key as {Never}.
+    const Registry reg = make_registry();
+    const xml::Loader loader(reg);
+    const Tree t = loader.load_string(doc(R"xml(<Sequence>
+        <IsSet flag="{Never}"/>
+        <ScriptCondition code="{Never}"/>
+        <ScriptCondition code="!{Never}"/>
+        <ScriptCondition code="Never || ({Never} &amp;&amp; !Never)"/>
+        <Patrol _precondition="{Never}"/>
+      </Sequence>)xml"));
+    CHECK(t.describe() ==
+          "0 Sequence [guard, abort None]\n"
+          "  1 Condition IsSet\n"
+          "  2 Condition Never\n"
+          "  3 Condition !Never\n"
+          "  4 Condition predicate\n"
+          "  5 Action Patrol [guard, abort None]\n");
+    const std::string saved = xml::save(t, reg);
+    CHECK(saved.find("<ScriptCondition code=\"{Never}\" />") != std::string::npos);
+    CHECK(saved.find("<ScriptCondition code=\"!{Never}\" />") != std::string::npos);
+    CHECK(saved.find("code=\"Never || {Never} &amp;&amp; !Never\"") != std::string::npos);
+    CHECK(saved.find("_precondition=\"{Never}\"") != std::string::npos);
+    const Tree again = loader.load_string(saved);
+    CHECK(again.describe() == t.describe());
+    check_same(t, again, 3, [](Agent& a, int tick) {
+        if (tick == 1) a.blackboard().set("Never", true);
+    });
+    // Braces in an expression always name a key; a malformed one is an error with its position.
+    CHECK(load_error(reg, doc(R"(<ScriptCondition code="{Never"/>)")).find("missing '}'") != std::string::npos);
+    CHECK(load_error(reg, doc(R"(<ScriptCondition code="{}"/>)")).find("'{}' is not a valid key reference") !=
+          std::string::npos);
+}
+
 TEST_CASE("xml: a tree built in code with every kind round-trips through save and load") {
     const Registry reg = make_registry();
     const Tree code = TreeBuilder("code", reg)

@@ -1,5 +1,6 @@
 // The small expression grammar of ScriptCondition code and _precondition: bool keys, registered
-// conditions, true/false, !, &&, ^, ||, parentheses.
+// conditions, true/false, !, &&, ^, ||, parentheses. `{key}` names a key explicitly (for a key that
+// is named like a registered condition: a bare name is the condition).
 #include "xml/xml_internal.hpp"
 
 #include <algorithm>
@@ -82,7 +83,13 @@ private:
         if (s_[pos_] == '!' && (pos_ + 1 >= s_.size() || s_[pos_ + 1] != '=')) {
             ++pos_;
             skip();
-            // "!key" is the check "key == false"
+            // "!key" and "!{key}" are the check "key == false"
+            if (pos_ < s_.size() && s_[pos_] == '{') {
+                count_operand();
+                std::string name = braced_key();
+                keys_.push_back({name, type_of<bool>(), "check"});
+                return Predicate::is(std::move(name), false);
+            }
             const std::size_t save = pos_;
             if (pos_ < s_.size() && ident_start(s_[pos_])) {
                 std::string name = ident();
@@ -103,6 +110,12 @@ private:
             if (!eat(")")) fail("missing ')'");
             return p;
         }
+        if (s_[pos_] == '{') {
+            count_operand();
+            std::string name = braced_key();
+            keys_.push_back({name, type_of<bool>(), "check"});
+            return Predicate::is(std::move(name), true);
+        }
         if (!ident_start(s_[pos_])) fail(std::string("unexpected '") + s_[pos_] + "' where a key, a condition, true or false was expected");
         count_operand();
         const std::size_t name_at = pos_;
@@ -117,6 +130,21 @@ private:
         }
         keys_.push_back({name, type_of<bool>(), "check"});
         return Predicate::is(std::move(name), true);
+    }
+
+    // "{key}" at pos_: the key's name (a key, never a condition).
+    std::string braced_key() {
+        const std::size_t open = pos_;
+        ++pos_;
+        const std::size_t close = s_.find('}', pos_);
+        if (close == std::string_view::npos) fail("missing '}'");
+        std::string name(s_.substr(pos_, close - pos_));
+        if (!is_identifier(name)) {
+            pos_ = open;
+            fail("'{" + name + "}' is not a valid key reference");
+        }
+        pos_ = close + 1;
+        return name;
     }
 
     void count_operand() {
@@ -212,16 +240,16 @@ int strength(const Predicate::Node& p) {
     }
 }
 
-void print(const Predicate::Node& p, std::string& out) {
+void print(const Predicate::Node& p, const Registry& registry, std::string& out) {
     using ebt::detail::PredOp;
     auto operand = [&](const std::shared_ptr<const Predicate::Node>& child, int min_strength) {
         if (!child) throw SaveError("a predicate operand is missing");
         if (strength(*child) < min_strength) {
             out += '(';
-            print(*child, out);
+            print(*child, registry, out);
             out += ')';
         } else {
-            print(*child, out);
+            print(*child, registry, out);
         }
     };
     switch (p.op) {
@@ -231,7 +259,10 @@ void print(const Predicate::Node& p, std::string& out) {
         if (!is_identifier(p.name))
             throw SaveError("key '" + p.name + "' cannot be written in an expression (not an identifier)");
         if (!p.expected) out += '!';
-        out += p.name;
+        // A key named like a registered condition is written {key}: bare, it would read back as the
+        // condition.
+        if (registry.find_condition(p.name)) out += '{' + p.name + '}';
+        else out += p.name;
         break;
     case PredOp::Condition:
         if (!is_identifier(p.name)) throw SaveError("condition '" + p.name + "' cannot be written in an expression");
@@ -278,9 +309,9 @@ Predicate parse_expression(std::string_view code, const Registry& registry, std:
     return Parser(code, registry, keys).parse();
 }
 
-std::string print_expression(const Predicate::Node& p) {
+std::string print_expression(const Predicate::Node& p, const Registry& registry) {
     std::string out;
-    print(p, out);
+    print(p, registry, out);
     return out;
 }
 

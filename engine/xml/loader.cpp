@@ -809,9 +809,10 @@ void Session::analyze_builtin(Ctx& ctx, const Document& doc, const pugi::xml_nod
         const Site site = attribute_site(doc, el, p.name);
         if (!a && !p.default_value) fail(ir.site, ctx, ir.path, node + " needs the attribute " + p.name);
         const std::string value = a ? a.value() : p.default_value;
-        if (value.size() >= 2 && value.front() == '{' && value.back() == '}')
-            fail(site, ctx, ir.path, std::string(p.name) + "=\"" + value + "\": ebt fixes this parameter when the tree is built; give a value, not a blackboard key");
         const std::string_view pn = p.name;
+        // (A code of "{key}" is an expression naming a key: see parse_expression.)
+        if (pn != "code" && value.size() >= 2 && value.front() == '{' && value.back() == '}')
+            fail(site, ctx, ir.path, std::string(p.name) + "=\"" + value + "\": ebt fixes this parameter when the tree is built; give a value, not a blackboard key");
         if (pn == "code") {
             Predicate pred = expression(ctx, doc, el, ir, "code", value);
             const auto& root = *pred.node();

@@ -269,7 +269,7 @@ private:
     std::string expression(const Predicate::Node& p, const std::string& path) const {
         check_predicate(p, path);
         try {
-            return print_expression(p);
+            return print_expression(p, reg_);
         } catch (const SaveError& e) {
             fail(path, e.what());
         }

@@ -66,14 +66,17 @@ struct ExprError {
 
 /// Parses an expression over bool keys and registered conditions:
 ///   expr  := or;  or := and ('||' and)*;  and := xor ('&&' xor)*;  xor := unary ('^' unary)*
-///   unary := '!' unary | '(' expr ')' | 'true' | 'false' | KEY | CONDITION [ '(' port '=' '{' key '}' (',' ...)* ')' ]
-/// A name is a condition when the registry has one by that name, otherwise a bool key.
+///   unary := '!' unary | '(' expr ')' | 'true' | 'false' | KEY | '{' KEY '}'
+///          | CONDITION [ '(' port '=' '{' key '}' (',' ...)* ')' ]
+/// A name is a condition when the registry has one by that name, otherwise a bool key; `{key}` is
+/// always a key.
 /// `{=}` binds a port to the key of its own name. Every port of a condition must be bound.
 /// Throws ExprError.
 Predicate parse_expression(std::string_view code, const Registry& registry, std::vector<ExprKeyUse>& keys);
 
 /// The text of a predicate in the grammar above (parenthesized so that it parses back to the same
-/// tree). Throws SaveError for a key or condition name the grammar cannot spell.
-std::string print_expression(const Predicate::Node& p);
+/// tree; a key named like a condition of `registry` is written `{key}`). Throws SaveError for a key
+/// or condition name the grammar cannot spell.
+std::string print_expression(const Predicate::Node& p, const Registry& registry);
 
 }  // namespace ebt::xml::detail
