@@ -57,24 +57,6 @@ void Runtime::enqueue(NodeIndex n) {
     queue_insert(i, n);
 }
 
-void Runtime::requeue_for_next_frame(NodeIndex n) {
-    // Called from update_leaf, inside a tick, after advance(n): the walk has passed the leaf and no
-    // host needs telling, so it goes behind the marker. It sorts after everything there unless its
-    // update woke a later node for the next frame: then the general path keeps the order. (Size is
-    // read once into a local: the queue's stores would otherwise make the compiler reload it.)
-    if (has(n, kQueued)) return;
-    std::uint16_t* q = queue();
-    const std::uint32_t size = a.queue_size_;
-    const std::uint16_t last = q[queue_slot(size - 1)];
-    if (last != kQueueMarker && last > n) {
-        enqueue(n);
-        return;
-    }
-    set(n, kQueued);
-    q[queue_slot(size)] = n;
-    a.queue_size_ = static_cast<std::uint16_t>(size + 1);
-}
-
 void Runtime::dequeue(NodeIndex n) {
     clear(n, kQueued);
     for (std::uint16_t i = 0; i < a.queue_size_; ++i)

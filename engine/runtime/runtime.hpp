@@ -118,7 +118,6 @@ struct Runtime {
     void process(NodeIndex n);
     void collect_due_timers();
     void enqueue(NodeIndex n);           // this frame if the walk has not passed n, else next frame
-    void requeue_for_next_frame(NodeIndex n);  // enqueue() for a leaf just updated in this tick
     void dequeue(NodeIndex n);
     void queue_reset();
     void queue_insert(std::uint16_t logical, std::uint16_t value);

@@ -525,7 +525,7 @@ Status Runtime::run_update(NodeIndex n) {
 
 Outcome Runtime::leaf_outcome(NodeIndex n, Status s) {
     if (s == Status::Running) {
-        if (!has(n, kSuspended) && event_mode()) requeue_for_next_frame(n);  // updated again next frame
+        if (!has(n, kSuspended) && event_mode()) enqueue(n);  // updated again next frame (the walk has passed it)
         return Outcome::Running;
     }
     clear(n, kSuspended);
