@@ -4,6 +4,7 @@
 #include <ebt/agent.hpp>
 #include <ebt/blackboard.hpp>
 #include <ebt/builder.hpp>
+#include <ebt/limits.hpp>
 #include <ebt/registry.hpp>
 #include <ebt/shared_blackboard.hpp>
 #include <ebt/status.hpp>
