@@ -4,6 +4,8 @@
 #include "support/trace_recorder.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <functional>
 #include <optional>
 #include <set>
@@ -285,6 +287,73 @@ TEST_CASE("Wait: a deadline equal to the clock fires; one microsecond short does
         CHECK(r.status(1) == Status::Running);
         r.tick(Duration(1));                 // clock 300000 == deadline
         CHECK(r.rec.tick(2) == "1:T(Success) 2:I 2:U 2:T(Success) 0:T(Success)");
+    }
+}
+
+TEST_CASE("time: dt must be finite, not negative and within the clock's range; a refused tick changes nothing") {
+    const Tree tree = TreeBuilder("wait").sequence().wait(250ms).always_success().back().end();
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        Run r(tree, mode);
+        r.tick(100ms);
+        const auto refused = [&](auto dt, const std::string& message) {
+            CAPTURE(message);
+            const TimePoint now = r.agent.now();
+            const std::uint64_t ticks = r.agent.ticks();
+            CHECK_THROWS_WITH_AS(r.agent.tick(dt), message.c_str(), UsageError);
+            CHECK(r.agent.now() == now);
+            CHECK(r.agent.ticks() == ticks);
+        };
+        refused(std::nan(""), "Agent::tick(): dt is NaN");
+        refused(std::numeric_limits<double>::infinity(), "Agent::tick(): dt of inf s is past the clock's range (2^61 us, about 73,000 years)");
+        refused(1e300, "Agent::tick(): dt of 1e+300 s is past the clock's range (2^61 us, about 73,000 years)");
+        refused(-1e-6, "Agent::tick(): negative dt (-1e-06 s)");
+        refused(-1e-9, "Agent::tick(): negative dt (-1e-09 s)");  // would round to 0
+        refused(Duration::max(), "Agent::tick(): a dt of 9223372036854775807 us would move the agent clock past its limit "
+                                 "(2^61 us, about 73,000 years)");
+        refused(Duration(-1), "Agent::tick() with a negative dt");
+        CHECK(r.agent.now() == 100'000);
+        // The agent is unchanged and ticks on.
+        r.agent.tick(0.150);
+        CHECK(r.agent.now() == 250'000);
+        r.tick(Duration(100'000));
+        CHECK(r.rec.tick(2) == "1:T(Success) 2:I 2:U 2:T(Success) 0:T(Success)");
+        // Up to the limit exactly, then nothing more.
+        r.tick(Duration(limits::kMaxClockMicroseconds - r.agent.now()));
+        CHECK(r.agent.now() == limits::kMaxClockMicroseconds);
+        refused(Duration(1), "Agent::tick(): a dt of 1 us would move the agent clock past its limit (2^61 us, about 73,000 years)");
+        CHECK_NOTHROW(r.agent.tick(0us));
+    }
+}
+
+TEST_CASE("time: deadlines past the clock's range never come (Wait, Timeout, Cooldown of Duration::max())") {
+    // 0 Parallel(RequireOne, RequireOne), 1 Wait(max), 2 Timeout(max), 3 A (running), 4 ActiveSelector,
+    // 5 Cooldown(max) (preempts B when it stops cooling), 6 AlwaysFailure, 7 B (running)
+    const Tree tree = TreeBuilder("forever")
+                          .parallel(Policy::RequireOne, Policy::RequireOne)
+                              .wait(Duration::max())
+                              .timeout(Duration::max()).action("A", test::running_action()).back()
+                              .active_selector()
+                                  .cooldown(Duration::max()).always_failure().back()
+                                  .action("B", test::running_action())
+                              .back()
+                          .back()
+                          .end();
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        Run r(tree, mode);
+        r.tick(1ms);
+        CHECK(r.rec.tick(0) == "0:I 1:I 2:I 3:I 3:U 4:I 5:I 6:I 6:U 6:T(Failure) 5:T(Failure) 7:I 7:U");
+        // Before: the deadlines wrapped to negative times, so the Wait ended and the Timeout fired at
+        // once, and the Cooldown never cooled.
+        r.tick(Duration(limits::kMaxClockMicroseconds / 2));
+        r.tick(Duration(limits::kMaxClockMicroseconds / 2 - 1'000));
+        CHECK(r.agent.now() == limits::kMaxClockMicroseconds);
+        CHECK(r.status(1) == Status::Running);
+        CHECK(r.status(2) == Status::Running);
+        CHECK(r.status(4) == Status::Running);
+        CHECK(r.rec.tick(1) == "3:U 7:U");
+        CHECK(r.rec.tick(2) == "3:U 7:U");
     }
 }
 

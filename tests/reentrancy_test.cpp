@@ -283,6 +283,70 @@ TEST_CASE("reentrancy: abort() from a listener takes effect when the listener re
     }
 }
 
+TEST_CASE("reentrancy: abort() from a listener on an action's Terminate event still runs its onTerminate") {
+    // 0 Sequence, 1 Quick (succeeds on its first update), 2 Runner (stays Running). The listener
+    // aborts the agent on every Terminate of Quick. Every started action ends exactly once.
+    struct Counts {
+        int quick_starts = 0, quick_ends = 0, runner_starts = 0, runner_ends = 0;
+    };
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        Counts n;
+        ActionSpec quick;
+        quick.on_initialize = [&n](ActionContext&) { ++n.quick_starts; };
+        quick.update = [](ActionContext&) { return Status::Success; };
+        quick.on_terminate = [&n](ActionContext&, Status s) {
+            CHECK(s == Status::Success);
+            ++n.quick_ends;
+        };
+        ActionSpec runner = test::running_action();
+        runner.on_initialize = [&n](ActionContext&) { ++n.runner_starts; };
+        runner.on_terminate = [&n](ActionContext&, Status) { ++n.runner_ends; };
+        const Tree tree = TreeBuilder("terminate-abort").sequence().action("Quick", quick).action("Runner", runner).back().end();
+        struct Aborter : TraceRecorder {
+            Agent* agent = nullptr;
+            void on_event(const TraceEvent& e) override {
+                TraceRecorder::on_event(e);
+                if (e.node == 1 && e.kind == TraceKind::Terminate) agent->abort();
+            }
+        } rec;
+        Agent agent(tree, {.mode = mode, .listener = &rec});
+        rec.agent = &agent;
+        for (int i = 0; i < 4; ++i) agent.tick(10ms);
+        // Before the fix: 4 starts, 0 ends (the abort unwound before onTerminate ran).
+        CHECK(n.quick_starts == 4);
+        CHECK(n.quick_ends == 4);
+        CHECK(n.runner_starts == 0);  // the abort ends each tick before the sequence moves on
+        CHECK(rec.tick(0) == "0:I 1:I 1:U 1:T(Success) 0:T(Aborted)");
+        CHECK(rec.tick(3) == "0:I 1:I 1:U 1:T(Success) 0:T(Aborted)");
+    }
+}
+
+TEST_CASE("reentrancy: a resume handle of an old run never matches a later run of the same action") {
+    // The run id was 16 bits: the handle of run 1 resumed run 65,537. An action that suspends on
+    // entry; each tick is ended by abort(), so every tick is a new run.
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        ResumeHandle current;
+        ActionSpec s = test::running_action();
+        s.on_initialize = [&current](ActionContext& ctx) { current = ctx.suspend(); };
+        const Tree tree = TreeBuilder("suspender").action("Suspender", s).end();
+        Agent agent(tree, {.mode = mode});
+        agent.tick(10ms);
+        const ResumeHandle first = current;
+        for (int run = 2; run <= 65'537; ++run) {
+            agent.abort();
+            agent.tick(10ms);
+        }
+        CHECK(current.run == first.run + 65'536);
+        CHECK_FALSE(agent.resume(first, Status::Success));
+        CHECK(agent.status(0) == Status::Running);
+        CHECK(agent.resume(current, Status::Success));
+        agent.tick(10ms);
+        CHECK(agent.status(0) == Status::Success);
+    }
+}
+
 TEST_CASE("reentrancy: abort() from a ChangeBus slot during a tick") {
     for (Mode mode : test::both_modes()) {
         CAPTURE(std::string(to_string(mode)));

@@ -20,8 +20,9 @@ KeyId BlackboardSchema::declare_raw(std::string name, const TypeInfo* type, cons
     // Values are packed in declaration order, each at its natural alignment.
     std::size_t used = keys_.empty() ? 0 : keys_.back().offset + keys_.back().type->size;
     info.offset = static_cast<std::uint32_t>(align_up(used, type->align));
-    const std::size_t end = align_up(info.offset + type->size, 16);
+    const std::size_t end = info.offset + type->size;
     if (defaults_.size() < end) defaults_.resize(end, std::byte{0});
+    max_align_ = std::max(max_align_, type->align);
     if (initial) std::memcpy(defaults_.data() + info.offset, initial, type->size);
     const auto id = static_cast<KeyId>(keys_.size());
     index_.emplace(info.name, id);

@@ -1,10 +1,13 @@
 // Agent: the public face of one agent's run; delegates to Runtime for everything that runs nodes.
 #include "runtime/runtime.hpp"
 
+#include <ebt/limits.hpp>
 #include <ebt/shared_blackboard.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstdio>
 
 namespace ebt {
 
@@ -20,6 +23,22 @@ struct TickScope {
     ~TickScope() { flag = false; }
 };
 }  // namespace
+
+Duration duration_from_seconds(double seconds, const char* who) {
+    const auto show = [](double v) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%g", v);
+        return std::string(text);
+    };
+    if (std::isnan(seconds)) throw UsageError(std::string(who) + ": dt is NaN");
+    if (seconds < 0) throw UsageError(std::string(who) + ": negative dt (" + show(seconds) + " s)");
+    // Compared in seconds before converting, so that the conversion itself cannot overflow.
+    constexpr double kLimitSeconds = static_cast<double>(limits::kMaxClockMicroseconds) / 1e6;
+    if (!(seconds < kLimitSeconds))
+        throw UsageError(std::string(who) + ": dt of " + show(seconds) +
+                         " s is past the clock's range (2^61 us, about 73,000 years)");
+    return Duration(std::llround(seconds * 1e6));
+}
 
 Agent::Agent(Tree tree, AgentOptions options)
     : tree_(std::move(tree)), listener_(options.listener), seed_(options.seed), mode_(options.mode), restart_on_end_(options.restart_on_end) {
@@ -99,6 +118,9 @@ Status Agent::tick_numbered(std::uint64_t tick, Duration dt) {
     if (tick < ticks_) throw UsageError("Agent::tick_numbered(): tick numbers must not go backwards");
     if (dt.count() < 0) throw UsageError("Agent::tick() with a negative dt");
     if (!block_) throw UsageError("Agent::tick() on a moved-from agent");
+    if (dt.count() > limits::kMaxClockMicroseconds - clock_)
+        throw UsageError("Agent::tick(): a dt of " + std::to_string(dt.count()) +
+                         " us would move the agent clock past its limit (2^61 us, about 73,000 years)");
     TickScope scope(in_tick_);
     ticks_ = tick;
     clock_ += dt.count();
@@ -147,7 +169,7 @@ bool Agent::resume(const ResumeHandle& handle, Status status) {
     Runtime rt(*this);
     const NodeIndex n = handle.node;
     if (rt.def(n).kind != NodeKind::Action || !rt.running(n) || !rt.has(n, detail::kSuspended) ||
-        rt.has(n, detail::kResumePending) || rt.mem<std::uint16_t>(n) != handle.run)
+        rt.has(n, detail::kResumePending) || rt.run_id(n) != handle.run)
         return false;
     rt.set(n, detail::kResumePending);
     if (status == Status::Success) rt.set(n, detail::kResumeSuccess);
@@ -280,7 +302,7 @@ ResumeHandle ActionContext::suspend() const {
     if (!agent_->in_tick_ || !rt.running(node_))
         throw UsageError("ActionContext::suspend() called outside the action's onInitialize or update");
     rt.set(node_, detail::kSuspended);
-    return ResumeHandle{agent_->serial_, node_, rt.mem<std::uint16_t>(node_)};
+    return ResumeHandle{agent_->serial_, node_, rt.run_id(node_)};
 }
 
 KeyId ConditionContext::binding(std::size_t i) const {

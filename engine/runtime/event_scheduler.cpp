@@ -77,7 +77,7 @@ void Runtime::collect_due_timers() {
                 if (w.reactive) wake_reactive(w.node);
                 else wake_guard(w.node);
             }
-            recheck = a.clock_ + t.recheck_interval;
+            recheck = after(t.recheck_interval);
         }
         next = recheck;
     }

@@ -47,6 +47,21 @@ struct Runtime {
         return *reinterpret_cast<T*>(b + t.nodes[n].memory_offset + offset);
     }
     NodeIndex& cursor(NodeIndex n) { return mem<NodeIndex>(n); }
+    /// An action's run id, counting its runs: 48 bits kept as three 16-bit words at the start of its
+    /// node memory (2-byte aligned, so that an action without user memory costs 6 bytes). A
+    /// ResumeHandle carries it; a handle of an earlier run never matches (2^48 runs of one action
+    /// in one agent, at one a frame at 60 Hz, take 148,000 years).
+    std::uint64_t run_id(NodeIndex n) {
+        const std::uint16_t* w = &mem<std::uint16_t>(n);
+        return std::uint64_t{w[0]} | std::uint64_t{w[1]} << 16 | std::uint64_t{w[2]} << 32;
+    }
+    void next_run_id(NodeIndex n) {
+        const std::uint64_t id = run_id(n) + 1;
+        std::uint16_t* w = &mem<std::uint16_t>(n);
+        w[0] = static_cast<std::uint16_t>(id);
+        w[1] = static_cast<std::uint16_t>(id >> 16);
+        w[2] = static_cast<std::uint16_t>(id >> 32);
+    }
     TimePoint& deadline(NodeIndex n) { return mem<TimePoint>(n); }
     std::uint16_t* queue() { return reinterpret_cast<std::uint16_t*>(b + t.layout.queue_offset); }
     bool event_mode() const { return a.mode_ == Mode::Event; }
@@ -57,6 +72,8 @@ struct Runtime {
         if (a.walk_pos_ < static_cast<std::int32_t>(n)) a.walk_pos_ = n;
     }
     bool passed(NodeIndex n) const { return static_cast<std::int32_t>(n) <= a.walk_pos_; }
+    /// The deadline `d` after the agent's clock, saturated: a deadline past the clock's range never comes.
+    TimePoint after(std::int64_t d) const { return d > kNever - a.clock_ ? kNever : a.clock_ + d; }
 
     // ---- tracing and user calls ------------------------------------------------------------------
     /// Reports to the agent's trace listener; costs one test when there is none.

@@ -51,8 +51,10 @@ void Runtime::emit_to_listener(TraceKind kind, NodeIndex n, Status s, bool resul
     } catch (...) {
         ++a.stats_.listener_errors;
     }
-    // An abort requested while a node is being initialized waits for its onInitialize to have run.
-    if (kind != TraceKind::Initialize) check_abort_request();
+    // An abort requested while a node is being initialized waits for its onInitialize to have run,
+    // and one requested while a node terminates waits for its onTerminate: every started action ends
+    // exactly once, with its onTerminate (enter() and terminate() check after the user call).
+    if (kind != TraceKind::Initialize && kind != TraceKind::Terminate) check_abort_request();
 }
 
 ActionContext Runtime::action_context(NodeIndex n) {
@@ -188,7 +190,7 @@ Outcome Runtime::enter(NodeIndex n) {
     Outcome r = Outcome::Running;
     switch (d.kind) {
     case NodeKind::Action: {
-        ++mem<std::uint16_t>(n);  // run id: makes older resume handles stale
+        next_run_id(n);  // makes older resume handles stale
         const std::size_t user = t.actions[d.action]->memory_bytes;
         if (user) std::memset(b + d.memory_offset + 8, 0, user);
         const auto& spec = *t.actions[d.action];
@@ -218,7 +220,7 @@ Outcome Runtime::enter(NodeIndex n) {
             terminate(n, Status::Success);
             return Outcome::Success;
         }
-        arm_timer(n, a.clock_ + d.duration);
+        arm_timer(n, after(d.duration));
         return Outcome::Running;
     case NodeKind::Sequence:
     case NodeKind::Filter:
@@ -291,7 +293,7 @@ Outcome Runtime::enter(NodeIndex n) {
         break;
     }
     case NodeKind::Timeout: {
-        arm_timer(n, a.clock_ + d.duration);
+        arm_timer(n, after(d.duration));
         const Outcome o = start_child(n, d.first_child);
         if (o != Outcome::Running) r = to_outcome(to_status(o));
         break;
@@ -301,7 +303,7 @@ Outcome Runtime::enter(NodeIndex n) {
             const Outcome o = start_child(n, d.first_child);
             if (o != Outcome::Running) r = to_outcome(to_status(o));
         } else {
-            arm_timer(n, a.clock_ + d.duration);
+            arm_timer(n, after(d.duration));
         }
         break;
     case NodeKind::Condition: break;  // never entered: evaluated by start_child
@@ -412,7 +414,7 @@ void Runtime::terminate(NodeIndex n, Status s) {
     const NodeDef& d = def(n);
     if (d.kind == NodeKind::Cooldown) {
         set(n, kCooldownArmed);
-        deadline(n) = a.clock_ + d.duration;
+        deadline(n) = after(d.duration);
         if (event_mode() && deadline(n) < a.next_deadline_) a.next_deadline_ = deadline(n);
     }
     if (event_mode() && has(n, kQueued)) dequeue(n);
@@ -424,9 +426,9 @@ void Runtime::terminate(NodeIndex n, Status s) {
         if (spec.on_terminate) {
             ActionContext ctx = action_context(n);
             contained(n, [&] { spec.on_terminate(ctx, s); });
-            check_abort_request();
         }
     }
+    check_abort_request();
 }
 
 void Runtime::complete(NodeIndex n, Status s) {

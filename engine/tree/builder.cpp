@@ -592,9 +592,9 @@ struct Compiler {
             case NodeKind::Delay:
             case NodeKind::Cooldown: size = 8; align = 8; break;
             case NodeKind::Action: {
-                // run id (2 bytes); user memory, when declared, starts at offset 8
+                // run id (6 bytes, Runtime::run_id); user memory, when declared, starts at offset 8
                 const std::size_t user = out->actions[d.action]->memory_bytes;
-                size = user ? 8 + align_up(static_cast<std::uint32_t>(user), 8) : 2;
+                size = user ? 8 + align_up(static_cast<std::uint32_t>(user), 8) : 6;
                 align = user ? 16 : 2;
                 break;
             }
@@ -616,7 +616,7 @@ struct Compiler {
             at += static_cast<std::uint32_t>(8 * out->schema.scopes().size() + 2 * out->schema.size());
         }
         L.engine_bytes = at;
-        L.blackboard_offset = align_up(at, 16);
+        L.blackboard_offset = align_up(at, static_cast<std::uint32_t>(out->schema.max_align()));
         L.block_bytes = align_up(L.blackboard_offset + static_cast<std::uint32_t>(out->schema.storage_size()), 16);
         for (NodeIndex i = 0; i < n; ++i) {
             const NodeKind k = out->nodes[i].kind;

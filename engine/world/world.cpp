@@ -1,6 +1,8 @@
 // World: storage, scheduling and bookkeeping for many agents stepped frame by frame.
 #include <ebt/world.hpp>
 
+#include <ebt/limits.hpp>
+
 #include <algorithm>
 #include <bit>
 #include <functional>
@@ -311,6 +313,9 @@ void World::schedule_after_step(std::uint32_t index) {
 FrameMetrics World::step(Duration dt) {
     if (in_step_) throw UsageError("World::step() called from inside a step");
     if (dt.count() < 0) throw UsageError("World::step() with a negative dt");
+    if (dt.count() > limits::kMaxClockMicroseconds - now_)
+        throw UsageError("World::step(): a dt of " + std::to_string(dt.count()) +
+                         " us would move the world clock past its limit (2^61 us, about 73,000 years)");
     const auto wall_start = std::chrono::steady_clock::now();
     FrameMetrics m;
     m.frame = frame_;

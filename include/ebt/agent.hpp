@@ -46,6 +46,11 @@ protected:
 };
 
 enum class Mode : std::uint8_t { Polling, Event };
+
+/// A frame time in seconds as a Duration, rounded to the nearest microsecond. Throws UsageError,
+/// naming `who`, for NaN, an infinity, a negative value (even one that would round to 0) and a value
+/// of limits::kMaxClockMicroseconds or more.
+Duration duration_from_seconds(double seconds, const char* who = "duration_from_seconds()");
 const char* to_string(Mode mode) noexcept;
 
 struct AgentOptions {
@@ -75,9 +80,12 @@ public:
     Agent& operator=(const Agent&) = delete;
 
     /// Advances the agent clock by `dt` and runs one tick. Returns the root's status afterwards.
-    /// Throws UsageError for an agent owned by a World (the World steps it).
+    /// Throws UsageError (changing nothing) for an agent owned by a World (the World steps it), for a
+    /// negative dt, and for a dt that would move the clock past limits::kMaxClockMicroseconds.
     Status tick(Duration dt);
-    Status tick(double dt_seconds) { return tick(Duration(static_cast<std::int64_t>(dt_seconds * 1e6 + 0.5))); }
+    /// The same with dt in seconds, rounded to the nearest microsecond; UsageError for NaN, an
+    /// infinity, a negative dt or one past the clock's range (see duration_from_seconds).
+    Status tick(double dt_seconds) { return tick(duration_from_seconds(dt_seconds, "Agent::tick()")); }
 
     /// Ends the current run: every running node ends Aborted, leaves first. The tree starts afresh on
     /// the next tick (or stays stopped when restart_on_end is false). Called from inside a tick, it

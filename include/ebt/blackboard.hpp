@@ -126,8 +126,10 @@ public:
     std::size_t size() const noexcept { return keys_.size(); }
     const KeyInfo& info(KeyId id) const { return keys_.at(id); }
     const std::vector<KeyInfo>& keys() const noexcept { return keys_; }
-    /// Bytes of value storage each agent needs (a multiple of 16).
+    /// Bytes of value storage each agent needs (the end of the last value, no tail padding).
     std::size_t storage_size() const noexcept { return defaults_.size(); }
+    /// The largest alignment among the key types (1 when there are none): where the storage may start.
+    std::size_t max_align() const noexcept { return max_align_; }
     const std::byte* defaults() const noexcept { return defaults_.data(); }
 
     /// Checked lookup used by typed access: throws UsageError naming the key and both types.
@@ -140,6 +142,7 @@ private:
     std::vector<std::byte> defaults_;
     std::vector<std::string> scopes_;
     std::size_t shared_keys_ = 0;
+    std::size_t max_align_ = 1;
 };
 
 /// What a ChangeBus slot receives. Valid only during the call.

@@ -18,5 +18,9 @@ inline constexpr std::uint32_t kMaxPredicateDepth = 32;
 inline constexpr std::uint32_t kMaxPredicateOperands = 256;
 /// Ports of one action or condition.
 inline constexpr std::uint32_t kMaxPorts = 255;
+/// The latest time an agent or World clock may reach, in microseconds (2^61 us, about 73,000
+/// years). A tick or step that would pass it is refused with UsageError; deadlines further away
+/// than that (a Wait or Cooldown of Duration::max()) never come.
+inline constexpr std::int64_t kMaxClockMicroseconds = std::int64_t{1} << 61;
 
 }  // namespace ebt::limits

@@ -58,7 +58,7 @@ template <class T> PortSpec inout_port(std::string name) {
 struct ResumeHandle {
     std::uint64_t agent_serial = 0;
     NodeIndex node = kNoNode;
-    std::uint16_t run = 0;
+    std::uint64_t run = 0;  // which run of the action (48 bits used; never repeats in practice)
     bool valid() const noexcept { return node != kNoNode; }
 };
 

@@ -96,9 +96,12 @@ public:
     /// none starves; their dt accumulates meanwhile.
     void set_agent_budget(std::uint32_t agents) noexcept { budget_ = agents; }
 
-    /// Advances the world by one frame of `dt`.
+    /// Advances the world by one frame of `dt`. Throws UsageError (changing nothing) for a negative
+    /// dt or one that would move the world clock past limits::kMaxClockMicroseconds.
     FrameMetrics step(Duration dt);
-    FrameMetrics step(double dt_seconds) { return step(Duration(static_cast<std::int64_t>(dt_seconds * 1e6 + 0.5))); }
+    /// The same with dt in seconds, rounded to the nearest microsecond; UsageError for NaN, an
+    /// infinity, a negative dt or one past the clock's range (see duration_from_seconds).
+    FrameMetrics step(double dt_seconds) { return step(duration_from_seconds(dt_seconds, "World::step()")); }
 
     /// Creates a shared blackboard owned by the world (stable address). Every step starts by
     /// publishing all of them, in creation order; a published change is routed to the agents whose
