@@ -75,3 +75,54 @@ TEST_CASE("guard scenario: a quiet event-mode agent evaluates no guard") {
     CHECK(event.stats().guards_evaluated - event_before == 0);
     CHECK(event.stats().updates == poll.stats().updates);       // Patrol updated every frame in both
 }
+
+namespace {
+
+/// The guard and condition evaluations of one tick, space separated ("1:G(false) 7:G(true)").
+std::string evaluations(const test::TraceRecorder& rec, std::uint64_t tick) {
+    std::string out;
+    for (const auto& en : rec.entries) {
+        if (en.event.tick != tick) continue;
+        if (en.event.kind != TraceKind::GuardEvaluated && en.event.kind != TraceKind::ConditionEvaluated) continue;
+        if (!out.empty()) out += ' ';
+        out += test::TraceRecorder::render(en.event);
+    }
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("guard scenario: event mode evaluates a guard on entry and when a key it reads changes, never else") {
+    Registry registry;
+    scenarios::register_guard_actions(registry);
+    const Tree tree = scenarios::guard_tree(registry);
+    test::TraceRecorder rec;
+    Agent guard(tree, {.mode = Mode::Event, .listener = &rec});
+    auto& bb = guard.blackboard();
+    for (int frame = 0; frame < 12; ++frame) {
+        if (frame == 3) bb.set(scenarios::kEnemySeen, true);
+        if (frame == 5) bb.set(scenarios::kHealthLow, true);
+        if (frame == 7) bb.set(scenarios::kHealthLow, false);
+        if (frame == 10) bb.set(scenarios::kEnemyDead, true);
+        guard.tick(50ms);
+    }
+    const std::vector<std::string> expected = {
+        "1:G(false)",                        // 0: entry: enemy_seen false, Patrol runs
+        "",                                  // 1: guard 1 is live, but was evaluated on entry: no re-check
+        "",                                  // 2
+        "1:G(true) 4:G(false) 7:G(true)",    // 3: enemy_seen wakes guard 1 (switch); entry of 3 evaluates 4 and 7
+        "",                                  // 4: guard 4 is live, but was evaluated on entry one tick earlier
+        "4:G(true)",                         // 5: health_low wakes guard 4 (switch to Runaway)
+        "",                                  // 6
+        "",                                  // 7: health_low changes while guard 4 is not live; Runaway ends the run
+        "1:G(true) 4:G(false) 7:G(true)",    // 8: the tree restarts: entry evaluations
+        "",                                  // 9
+        "7:G(false)",                        // 10: enemy_dead wakes the Monitor's guard at the Monitor (cut, Patrol)
+        "",                                  // 11: guard 1 is live again, unchanged since tick 8: no re-check
+    };
+    for (std::size_t tick = 0; tick < expected.size(); ++tick) {
+        CAPTURE(tick);
+        CHECK(evaluations(rec, tick) == expected[tick]);
+    }
+    CHECK(guard.stats().guards_evaluated == 9);
+}

@@ -874,7 +874,7 @@ TEST_CASE("ReactiveSequence: a passed condition turning false aborts the running
     }
 }
 
-TEST_CASE("ReactiveSequence: its leading conditions are a Self guard checked at the parent's position") {
+TEST_CASE("ReactiveSequence: its leading conditions are a Self guard checked at its own position") {
     // 0 Selector, 1 ReactiveSequence, 2 k?, 3 A (running), 4 B (running)
     const Tree tree = TreeBuilder("reactive").key<bool>("k", true)
                           .selector()

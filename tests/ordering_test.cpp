@@ -55,10 +55,10 @@ TEST_CASE("worked example: event mode evaluates no guard while nothing changes")
         poll.tick(100ms);
         event.tick(100ms);
     }
-    // tick 1: polling re-checks guard 1 (false -> false, no edge); event mode evaluates nothing
-    // beyond the one re-check that makes the guard live.
+    // tick 1: polling re-checks guard 1 (false -> false, no edge); event mode does not: the guard
+    // became live on entry in tick 0, where it was just evaluated, and nothing it reads has changed.
     CHECK(poll_rec.all(1) == "1:G(false) 4:U");
-    CHECK(event_rec.all(1) == "1:G(false) 4:U");
+    CHECK(event_rec.all(1) == "4:U");
     poll.tick(100ms);
     event.tick(100ms);
     CHECK(poll_rec.all(2) == "1:G(false) 4:U");
@@ -97,5 +97,106 @@ TEST_CASE("a condition that reads the world is re-checked on its interval in eve
             CHECK(rec.tick(2) == "4:U");
             CHECK(rec.tick(3) == "4:T(Aborted) 1:I 3:I 3:U");
         }
+    }
+}
+
+// ---- issue 9: a Self guard is checked at the guarded node's own position --------------------------------
+
+namespace {
+
+/// An action that stays Running and writes `k = true` on its second update.
+ActionSpec writes_k_on_second_update() {
+    ActionSpec s;
+    s.memory_bytes = sizeof(int);
+    s.ports = {port<bool>("k")};
+    s.update = [](ActionContext& ctx) {
+        if (++ctx.memory<int>() == 2) ctx.out<bool>(0, true);
+        return Status::Running;
+    };
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("a Monitor's own guard reacts at the Monitor, in the tick an earlier sibling turns it false") {
+    // 0 Parallel(RequireAll, RequireOne), 1 W, 2 Monitor, 3 !k, 4 B
+    const Tree tree = TreeBuilder("monitor-race")
+                          .key<bool>("k", false)
+                          .parallel(Policy::RequireAll, Policy::RequireOne)
+                              .action("W", writes_k_on_second_update())
+                              .monitor(Policy::RequireAll, Policy::RequireOne)
+                                  .check("k", false)
+                                  .action("B", test::running_action())
+                              .back()
+                          .back()
+                          .end();
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        TraceRecorder rec;
+        Agent agent(tree, {.mode = mode, .listener = &rec});
+        agent.tick(100ms);
+        agent.tick(100ms);
+        CHECK(rec.tick(0) == "0:I 1:I 1:U 2:I 4:I 4:U");
+        // W writes k in its update; the walk reaches the Monitor after it and cuts B before B updates.
+        CHECK(rec.tick(1) == "1:U 4:T(Aborted) 2:T(Failure) 1:T(Aborted) 0:T(Failure)");
+    }
+}
+
+TEST_CASE("a ReactiveSequence's leading conditions and a Self precondition react at their node, in the same tick") {
+    // 0 Parallel(RequireAll, RequireOne), 1 W, 2 ReactiveSequence, 3 !k, 4 B
+    const Tree reactive = TreeBuilder("reactive-race")
+                              .key<bool>("k", false)
+                              .parallel(Policy::RequireAll, Policy::RequireOne)
+                                  .action("W", writes_k_on_second_update())
+                                  .reactive_sequence()
+                                      .check("k", false)
+                                      .action("B", test::running_action())
+                                  .back()
+                              .back()
+                              .end();
+    // 0 Parallel(RequireAll, RequireOne), 1 W, 2 B [precondition !k, abort Self]
+    const Tree leaf = TreeBuilder("leaf-race")
+                          .key<bool>("k", false)
+                          .parallel(Policy::RequireAll, Policy::RequireOne)
+                              .action("W", writes_k_on_second_update())
+                              .action("B", test::running_action()).precondition(Predicate::is("k", false)).abort(AbortMode::Self)
+                          .back()
+                          .end();
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        TraceRecorder rec_reactive, rec_leaf;
+        Agent a(reactive, {.mode = mode, .listener = &rec_reactive});
+        Agent b(leaf, {.mode = mode, .listener = &rec_leaf});
+        for (int i = 0; i < 2; ++i) {
+            a.tick(100ms);
+            b.tick(100ms);
+        }
+        CHECK(rec_reactive.tick(0) == "0:I 1:I 1:U 2:I 4:I 4:U");
+        CHECK(rec_reactive.tick(1) == "1:U 4:T(Aborted) 2:T(Failure) 1:T(Aborted) 0:T(Failure)");
+        CHECK(rec_leaf.tick(0) == "0:I 1:I 1:U 2:I 2:U");
+        CHECK(rec_leaf.tick(1) == "1:U 2:T(Failure) 1:T(Aborted) 0:T(Failure)");
+    }
+}
+
+TEST_CASE("a Self cut of a parallel's later child comes at that child's place in pre-order") {
+    // 0 Parallel(RequireAll, RequireAll), 1 A, 2 B [precondition k, abort Self]
+    const Tree tree = TreeBuilder("self-order")
+                          .key<bool>("k", true)
+                          .parallel(Policy::RequireAll, Policy::RequireAll)
+                              .action("A", test::running_action())
+                              .action("B", test::running_action()).precondition(Predicate::is("k")).abort(AbortMode::Self)
+                          .back()
+                          .end();
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        TraceRecorder rec;
+        Agent agent(tree, {.mode = mode, .listener = &rec});
+        agent.tick(100ms);
+        agent.blackboard().set("k", false);
+        agent.tick(100ms);
+        agent.tick(100ms);
+        CHECK(rec.tick(0) == "0:I 1:I 1:U 2:I 2:U");
+        CHECK(rec.tick(1) == "1:U 2:T(Failure)");  // A is updated before the walk reaches B
+        CHECK(rec.tick(2) == "1:U");
     }
 }

@@ -113,8 +113,8 @@ TEST_CASE("scenarios: wide guard tree (K = 4) quiet frames: guard evaluations pe
     Agent event(tree, {.mode = Mode::Event});
     // Two frames to settle (as the benchmark does). Frame 0 enters: the root evaluates the k threat
     // guards (false) and node 13 the enemy_seen guard (false) to choose Patrol, in both modes. That
-    // makes these k + 1 guards live (their parents run a lower-priority child) after the walk has
-    // passed their positions; frame 1: event mode evaluates each once because it became live.
+    // makes these k + 1 guards live (their parents run a lower-priority child); frame 1: polling
+    // re-evaluates them, event mode does not (they were just evaluated, nothing they read changed).
     poll.tick(kFrame);
     event.tick(kFrame);
     CHECK(poll.stats().guards_evaluated == k + 1);
@@ -122,7 +122,7 @@ TEST_CASE("scenarios: wide guard tree (K = 4) quiet frames: guard evaluations pe
     poll.tick(kFrame);
     event.tick(kFrame);
     CHECK(poll.stats().guards_evaluated == 2 * (k + 1));
-    CHECK(event.stats().guards_evaluated == 2 * (k + 1));
+    CHECK(event.stats().guards_evaluated == k + 1);
     const auto poll_before = poll.stats().guards_evaluated, event_before = event.stats().guards_evaluated;
     const auto poll_updates = poll.stats().updates, event_updates = event.stats().updates;
     for (int i = 0; i < 10; ++i) {
@@ -187,7 +187,7 @@ TEST_CASE("scenarios: deep guard tree (D = 3) patrols, and ok_1 = false aborts t
         CHECK(rec.tick(0) == "0:I 1:I 2:I 3:I 13:I 13:U");
         CHECK(rec.tick(1) == "13:U");
         CHECK(rec.tick(2) == "13:U");
-        // Node 1's Self guard turns false (checked at node 0's position): its running descendants end
+        // Node 1's Self guard turns false (checked at node 1's own position): its running descendants end
         // Aborted, leaves first, node 1 ends Failure, and so does the root Sequence.
         CHECK(rec.tick(3) == "13:T(Aborted) 3:T(Aborted) 2:T(Aborted) 1:T(Failure) 0:T(Failure)");
         // From then on the root restarts each tick and fails at once: node 1 is skipped.
@@ -210,8 +210,8 @@ TEST_CASE("scenarios: deep guard tree (D = 3) quiet frames: guard evaluations pe
     Agent poll(tree, {.mode = Mode::Polling});
     Agent event(tree, {.mode = Mode::Event});
     // Frame 0 enters, evaluating the d ok_i guards (true) and enemy_seen (false). Frame 1: event mode
-    // re-evaluates only enemy_seen's LowerPriority guard, which became live when node 3 chose Patrol;
-    // the Self guards were evaluated on entry and "stand" for their branches (docs/semantics.md).
+    // re-evaluates none of them: the Self guards and enemy_seen's LowerPriority guard (live since
+    // node 3 chose Patrol) were evaluated on entry, and nothing they read has changed since.
     poll.tick(kFrame);
     event.tick(kFrame);
     CHECK(poll.stats().guards_evaluated == d + 1);
@@ -219,14 +219,14 @@ TEST_CASE("scenarios: deep guard tree (D = 3) quiet frames: guard evaluations pe
     poll.tick(kFrame);
     event.tick(kFrame);
     CHECK(poll.stats().guards_evaluated == 2 * (d + 1));
-    CHECK(event.stats().guards_evaluated == d + 1 + 1);
+    CHECK(event.stats().guards_evaluated == d + 1);
     const auto poll_before = poll.stats().guards_evaluated, event_before = event.stats().guards_evaluated;
     for (int i = 0; i < 10; ++i) {
         poll.tick(kFrame);
         event.tick(kFrame);
     }
-    // Polling: the root's own Self guard ok_0 (at node 0), ok_1 (at node 0), ok_2 (at node 1) and
-    // enemy_seen (at node 3): d + 1 = 4 per frame.
+    // Polling: the Self guards ok_0, ok_1, ok_2 (each at its own node: 0, 1, 2) and enemy_seen (at
+    // node 3): d + 1 = 4 per frame.
     CHECK(poll.stats().guards_evaluated - poll_before == 10 * (d + 1));
     CHECK(event.stats().guards_evaluated - event_before == 0);
     CHECK(event.stats().updates == poll.stats().updates);

@@ -5,8 +5,9 @@
 // the marker, which it pushes back at the end: the next frame's entries become the current ones.
 // A node is queued at most once. New work is inserted in order: in front of the marker when the
 // tick's walk has not yet passed the node (it happens this tick), behind it otherwise.
-// Work for a node: a deferred start, dirty guards of its children, a due timer, a resume, or (for a
-// running leaf that is not waiting) its per-frame update; waiting nodes are not queued at all.
+// Work for a node: a deferred start, dirty guard checks at its position (its own Self guard, its
+// children's LowerPriority guards, its reactive conditions), a due timer, a resume, or (for a running
+// leaf that is not waiting) its per-frame update; waiting nodes are not queued at all.
 #include "runtime/runtime.hpp"
 
 namespace ebt::detail {
@@ -131,7 +132,7 @@ void Runtime::event_tick() {
 // Returns true when the tick is done.
 bool Runtime::update_only_leaf() {
     constexpr std::uint16_t kPendingWork =
-        kStartPending | kChildGuardsDirty | kTimerDue | kResumePending | kSuspended;
+        kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     std::uint16_t* q = queue();
     const std::uint16_t head = a.queue_head_;
     const NodeIndex n = q[head];  // the other entry is the marker
@@ -159,7 +160,7 @@ void Runtime::process(NodeIndex n) {
     ++a.stats_.nodes_visited;
     // The common case first: a running action with nothing pending is updated (Patrol every frame).
     constexpr std::uint16_t kPendingWork =
-        kStartPending | kChildGuardsDirty | kTimerDue | kResumePending | kSuspended;
+        kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     if ((fl(n) & kPendingWork) == 0 && def(n).kind == NodeKind::Action && running(n)) {
         step_leaf(n);
         return;
@@ -168,8 +169,8 @@ void Runtime::process(NodeIndex n) {
         begin_pending(n);
         return;
     }
-    if (has(n, kChildGuardsDirty)) {
-        clear(n, kChildGuardsDirty);
+    if (has(n, kChecksDirty)) {
+        clear(n, kChecksDirty);
         check_guards_at(n, /*only_dirty=*/true);
     }
     if (!running(n)) return;
@@ -186,27 +187,24 @@ void Runtime::process(NodeIndex n) {
 // ---- blackboard wake-ups -----------------------------------------------------------------------------
 
 void Runtime::wake_guard(NodeIndex g) {
-    const GuardDef* guard = t.guard_of(g);
-    if (!guard) return;
-    const int mode = static_cast<int>(guard->mode);
-    NodeIndex position = kNoNode;
-    if ((mode & static_cast<int>(AbortMode::Self)) && running(g)) {
-        position = g == 0 ? NodeIndex{0} : parent(g);
-    } else if (mode & static_cast<int>(AbortMode::LowerPriority)) {
-        const NodeIndex p = parent(g);
-        if (p != kNoNode && running(p) && g < cursor(p)) position = p;
-    }
-    if (position == kNoNode) return;  // not live: it is evaluated afresh when it next matters
+    if (!t.guard_of(g)) return;
+    // Its last value may be stale now. A live guard is re-evaluated when the walk reaches its
+    // position; one that is not live is scheduled when it becomes live (enter(),
+    // mark_lower_guards_live()), and otherwise evaluated afresh on its next entry.
     set(g, kGuardDirty);
-    set(position, kChildGuardsDirty);
+    const NodeIndex position = live_guard_position(g);
+    if (position != kNoNode) schedule_checks(position);
+}
+
+void Runtime::schedule_checks(NodeIndex position) {
+    set(position, kChecksDirty);
     enqueue(position);
 }
 
 void Runtime::wake_reactive(NodeIndex rs) {
     if (!running(rs)) return;
     set(rs, kReactiveDirty);
-    set(rs, kChildGuardsDirty);
-    enqueue(rs);
+    schedule_checks(rs);
 }
 
 void Runtime::on_key_changed(KeyId key) {

@@ -119,7 +119,8 @@ struct Runtime {
     bool eval_guard(NodeIndex g);
     bool eval_condition_node(NodeIndex c, bool as_step);
     bool cooling(NodeIndex n);
-    void check_guards_at(NodeIndex p, bool only_dirty);
+    void check_guards_at(NodeIndex n, bool only_dirty);
+    NodeIndex live_guard_position(NodeIndex g);  // where g's guard is live now, or kNoNode
     void self_cut(NodeIndex g);
     void lower_priority_switch(NodeIndex p, NodeIndex h);
     void mark_lower_guards_live(NodeIndex p, NodeIndex current);
@@ -147,6 +148,7 @@ struct Runtime {
     std::uint16_t queue_at(std::uint16_t logical) { return queue()[queue_slot(logical)]; }
     void on_key_changed(KeyId key);
     void wake_guard(NodeIndex g);
+    void schedule_checks(NodeIndex position);  // guard checks at `position` are due: queue it
     void wake_reactive(NodeIndex rs);
 
     bool aborting = false;

@@ -18,12 +18,13 @@ Status to_status(Outcome o) {
 Outcome to_outcome(Status s) {
     return s == Status::Success ? Outcome::Success : s == Status::Running ? Outcome::Running : Outcome::Failure;
 }
-bool cursor_based(NodeKind k) {
-    return k == NodeKind::Sequence || k == NodeKind::Filter || k == NodeKind::ReactiveSequence || k == NodeKind::Selector ||
-           k == NodeKind::ActiveSelector || k == NodeKind::PrioritySelector || k == NodeKind::NonPrioritySelector;
-}
 bool has_lower(AbortMode m) { return (static_cast<int>(m) & static_cast<int>(AbortMode::LowerPriority)) != 0; }
 bool has_self(AbortMode m) { return (static_cast<int>(m) & static_cast<int>(AbortMode::Self)) != 0; }
+// The composites whose children may carry LowerPriority guards (the builder refuses them elsewhere).
+bool has_priority_order(NodeKind k) {
+    return k == NodeKind::Selector || k == NodeKind::ActiveSelector || k == NodeKind::PrioritySelector ||
+           k == NodeKind::NonPrioritySelector;
+}
 
 std::uint64_t splitmix(std::uint64_t x) {
     x += 0x9E3779B97F4A7C15ull;
@@ -185,6 +186,9 @@ Outcome Runtime::enter(NodeIndex n) {
     st(n) = Status::Running;
     // A node's own guard state (last value, pending re-check) outlives its runs.
     fl(n) = static_cast<std::uint16_t>(fl(n) & (kGuardPrev | kGuardDirty | kCooldownArmed | kQueued));
+    // Its Self guard is live from now on. It was just evaluated, unless a write came in between (a
+    // listener on that evaluation): then it is re-checked at this position, as polling would.
+    if (event_mode() && has(n, kGuardDirty) && live_guard_position(n) == n) schedule_checks(n);
     emit(TraceKind::Initialize, n);
 
     Outcome r = Outcome::Running;
@@ -414,6 +418,7 @@ void Runtime::terminate(NodeIndex n, Status s) {
     const NodeDef& d = def(n);
     if (d.kind == NodeKind::Cooldown) {
         set(n, kCooldownArmed);
+        if (event_mode()) set(n, kGuardDirty);  // cooling changes the value of its guard
         deadline(n) = after(d.duration);
         if (event_mode() && deadline(n) < a.next_deadline_) a.next_deadline_ = deadline(n);
     }
@@ -579,22 +584,29 @@ void Runtime::finish_resume(NodeIndex n) {
 // ---- guard checks, aborts and switches -------------------------------------------------------------------
 
 void Runtime::mark_lower_guards_live(NodeIndex p, NodeIndex current) {
-    // Guards of higher-priority children become live for LowerPriority aborts now. Their last value
-    // may be old (evaluated before a stretch where they were not live), so they are re-checked when
-    // the walk next reaches the parent, as polling does.
+    // Guards of higher-priority children become live for LowerPriority aborts now. A guard whose
+    // last value is still current (nothing it reads changed since) is not re-evaluated; a dirty one
+    // is re-checked when the walk next reaches the parent, where polling would find the change.
     if (!event_mode()) return;
     bool any = false;
     for (NodeIndex c = def(p).first_child; c != current; c = def(c).next_sibling) {
         const GuardDef* g = t.guard_of(c);
-        if (g && has_lower(g->mode)) {
-            set(c, kGuardDirty);
-            any = true;
-        }
+        if (g && has_lower(g->mode) && has(c, kGuardDirty)) any = true;
     }
-    if (any) {
-        set(p, kChildGuardsDirty);
-        enqueue(p);
+    if (any) schedule_checks(p);
+}
+
+NodeIndex Runtime::live_guard_position(NodeIndex g) {
+    const GuardDef* guard = t.guard_of(g);
+    if (!guard) return kNoNode;
+    // Self: live while the node runs, checked at the node's own position.
+    if (has_self(guard->mode) && running(g)) return g;
+    // LowerPriority: live while the parent runs a lower-priority child, checked at the parent's position.
+    if (has_lower(guard->mode)) {
+        const NodeIndex p = parent(g);
+        if (p != kNoNode && running(p) && g < cursor(p)) return p;
     }
+    return kNoNode;
 }
 
 void Runtime::self_cut(NodeIndex g) {
@@ -618,63 +630,44 @@ void Runtime::lower_priority_switch(NodeIndex p, NodeIndex h) {
     if (r != Outcome::Running) complete(p, to_status(r));
 }
 
-void Runtime::check_guards_at(NodeIndex p, bool only_dirty) {
-    // 1. The root's own Self guard is checked at the root's position.
-    if (p == 0 && running(0)) {
-        const GuardDef* g = t.guard_of(0);
-        if (g && has_self(g->mode) && (!only_dirty || has(0, kGuardDirty))) {
-            const bool prev = has(0, kGuardPrev);
-            if (!eval_guard(0) && prev) {
-                self_cut(0);
+// The guard checks at node n's position, in the order of docs/semantics.md ("The walk"). With
+// only_dirty (event mode), a guard is evaluated only when something it reads changed since.
+void Runtime::check_guards_at(NodeIndex n, bool only_dirty) {
+    if (!running(n)) return;
+    const NodeDef& d = def(n);
+    // 1. The node's own Self guard: true -> false cuts the node.
+    if (const GuardDef* g = t.guard_of(n); g && has_self(g->mode) && (!only_dirty || has(n, kGuardDirty))) {
+        const bool prev = has(n, kGuardPrev);
+        if (!eval_guard(n) && prev) {
+            self_cut(n);
+            return;
+        }
+    }
+    // 2. A selector running a lower child: the LowerPriority guards of its higher children, in child
+    //    order; the first false -> true edge switches.
+    if (has_priority_order(d.kind)) {
+        const NodeIndex current = cursor(n);
+        for (NodeIndex c = d.first_child; c != kNoNode && c < current; c = def(c).next_sibling) {
+            const GuardDef* g = t.guard_of(c);
+            if (!g || !has_lower(g->mode) || (only_dirty && !has(c, kGuardDirty))) continue;
+            const bool prev = has(c, kGuardPrev);
+            if (eval_guard(c) && !prev) {
+                lower_priority_switch(n, c);
                 return;
             }
         }
     }
-    if (!running(p)) return;
-    const NodeDef& d = def(p);
-    // 2. Guards of the children, in child order.
-    if (cursor_based(d.kind)) {
-        const NodeIndex current = cursor(p);
-        for (NodeIndex c = d.first_child; c != kNoNode && c <= current; c = def(c).next_sibling) {
-            const GuardDef* g = t.guard_of(c);
-            if (!g || (only_dirty && !has(c, kGuardDirty))) continue;
-            if (c < current && has_lower(g->mode)) {
-                const bool prev = has(c, kGuardPrev);
-                if (eval_guard(c) && !prev) {
-                    lower_priority_switch(p, c);
-                    return;
-                }
-            } else if (c == current && running(c) && has_self(g->mode)) {
-                const bool prev = has(c, kGuardPrev);
-                if (!eval_guard(c) && prev) {
-                    self_cut(c);
-                    return;
-                }
-            }
-        }
-    } else {
-        for (NodeIndex c = d.first_child; c != kNoNode; c = def(c).next_sibling) {
-            const GuardDef* g = t.guard_of(c);
-            if (!g || !running(c) || !has_self(g->mode) || (only_dirty && !has(c, kGuardDirty))) continue;
-            const bool prev = has(c, kGuardPrev);
-            if (!eval_guard(c) && prev) {
-                self_cut(c);
-                if (!running(p)) return;
-            }
-        }
-    }
     // 3. A ReactiveSequence re-checks the conditions it has passed.
-    if (d.kind == NodeKind::ReactiveSequence && d.has_reactive_conditions && running(p) &&
-        (!only_dirty || has(p, kReactiveDirty))) {
-        clear(p, kReactiveDirty);
-        const NodeIndex current = cursor(p);
+    if (d.kind == NodeKind::ReactiveSequence && d.has_reactive_conditions && (!only_dirty || has(n, kReactiveDirty))) {
+        clear(n, kReactiveDirty);
+        const NodeIndex current = cursor(n);
         for (NodeIndex c = d.first_body_child; c != kNoNode && c < current; c = def(c).next_sibling) {
             if (def(c).kind != NodeKind::Condition) continue;
             if (!eval_condition_node(c, false)) {
-                abort_range(static_cast<NodeIndex>(p + 1), d.end);
-                terminate(p, Status::Failure);
-                if (parent(p) == kNoNode) root_done(Status::Failure);
-                else child_done(parent(p), p, Status::Failure, true);
+                abort_range(static_cast<NodeIndex>(n + 1), d.end);
+                terminate(n, Status::Failure);
+                if (parent(n) == kNoNode) root_done(Status::Failure);
+                else child_done(parent(n), n, Status::Failure, true);
                 return;
             }
         }

@@ -54,8 +54,9 @@ enum NodeFlag : std::uint16_t {
     kResumePending = 1 << 5,      // resume() received; ends when the walk reaches the node
     kResumeSuccess = 1 << 6,      // the status given to resume()
     kGuardPrev = 1 << 7,          // this node's guard: last evaluated value
-    kGuardDirty = 1 << 8,         // event mode: this node's guard must be re-evaluated at its position
-    kChildGuardsDirty = 1 << 9,   // event mode: a child's guard (or own reactive conditions) is dirty
+    kGuardDirty = 1 << 8,         // event mode: something this node's guard reads changed since its last evaluation
+    kChecksDirty = 1 << 9,        // event mode: a guard checked at this position (its own Self guard, a child's
+                                  // LowerPriority guard, its reactive conditions) is dirty and live
     kReactiveDirty = 1 << 10,     // event mode: ReactiveSequence's passed conditions must be re-checked
     kCooldownArmed = 1 << 11,     // Cooldown: cooling timer armed (survives restarts)
     kCutByGuard = 1 << 12,        // transient: the node's run was ended by its own Self guard
