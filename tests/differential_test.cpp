@@ -70,6 +70,7 @@ struct Script {
     int write_key = -1;               // write this key on update `write_at` ...
     int write_at = 1;
     bool write_value = true;
+    bool toggle = false;              // ... or flip it on every update
     int terminate_write_key = -1;     // ... and/or this one in onTerminate
     bool resumed_by_callback = false;  // Suspend: who resumes it
 };
@@ -81,7 +82,10 @@ ActionSpec scripted(const Script& script) {
         int& n = ctx.memory<int>();
         ++n;
         Harness& h = harness_of(ctx.agent());
-        if (script.write_key >= 0 && n == script.write_at) {
+        if (script.write_key >= 0 && script.toggle) {
+            ctx.blackboard().set(kKeyNames[script.write_key], !ctx.blackboard().get<bool>(kKeyNames[script.write_key]));
+            ++h.writes_in_action;
+        } else if (script.write_key >= 0 && n == script.write_at) {
             ctx.blackboard().set(kKeyNames[script.write_key], script.write_value);
             ++h.writes_in_action;
         }
@@ -116,6 +120,7 @@ struct Generator {
     Registry& registry;
     int budget = 40;
     int action_count = 0;
+    int forced_guard_key = -1;  // the next node gets a Self precondition on this key (a race's guarded child)
 
     int pick(int n) { return static_cast<int>(rng() % static_cast<std::uint64_t>(n)); }
     bool chance(int percent) { return pick(100) < percent; }
@@ -180,6 +185,12 @@ struct Generator {
     }
 
     void maybe_guard_modifiers(TreeBuilder& b, bool guarded, NodeKind parent) {
+        if (forced_guard_key >= 0) {
+            b.precondition(Predicate::is(kKeyNames[forced_guard_key], chance(50))).abort(AbortMode::Self);
+            forced_guard_key = -1;
+            cov.hit("race: Self precondition");
+            return;
+        }
         bool has_guard = guarded;
         if (chance(20)) {
             b.precondition(predicate(0));
@@ -195,11 +206,70 @@ struct Generator {
         }
     }
 
+    // A Parallel or Monitor whose first child keeps writing a key that the Self guards of its later
+    // children read (a Monitor's conditions, a ReactiveSequence's leading condition, a precondition):
+    // the write happens in the tick, before the walk reaches the guarded child, which must react at
+    // its own position in the same tick (docs/semantics.md, "Position").
+    void race(TreeBuilder& b, int depth) {
+        const int key = pick(kKeys);
+        const bool monitor = chance(35);
+        if (monitor) {
+            b.monitor(chance(50) ? Policy::RequireOne : Policy::RequireAll, chance(50) ? Policy::RequireOne : Policy::RequireAll);
+            b.check(kKeyNames[key], chance(50));  // the Monitor's own guard reads the raced key too
+        } else {
+            b.parallel(chance(50) ? Policy::RequireOne : Policy::RequireAll, chance(50) ? Policy::RequireOne : Policy::RequireAll);
+        }
+        cov.hit(monitor ? "race: Monitor" : "race: Parallel");
+        Script w;
+        w.kind = chance(60) ? Script::Forever : Script::Finish;
+        w.updates = 2 + pick(4);
+        w.result = chance(65) ? Status::Success : Status::Failure;
+        w.write_key = key;
+        w.toggle = chance(50);
+        w.write_at = 1 + pick(3);
+        w.write_value = chance(50);
+        b.action("A" + std::to_string(action_count++), scripted(w));
+        cov.hit(w.toggle ? "race: toggling writer" : "race: writer");
+        const int guarded = 1 + pick(3);
+        for (int i = 0; i < guarded; ++i) {
+            if (chance(25)) node(b, depth + 1, NodeKind::Parallel);  // something else in between
+            switch (pick(4)) {
+            case 0:
+                b.monitor(chance(50) ? Policy::RequireOne : Policy::RequireAll, chance(50) ? Policy::RequireOne : Policy::RequireAll);
+                b.check(kKeyNames[key], chance(50));
+                action_leaf(b);
+                if (chance(50)) node(b, depth + 1, NodeKind::Monitor);
+                b.back();
+                cov.hit("race: guarded Monitor");
+                break;
+            case 1:
+                b.reactive_sequence();
+                b.check(kKeyNames[key], chance(50));
+                node(b, depth + 1, NodeKind::ReactiveSequence);
+                b.back();
+                cov.hit("race: guarded ReactiveSequence");
+                break;
+            default:
+                forced_guard_key = key;
+                node(b, depth + 1, NodeKind::Parallel);
+                forced_guard_key = -1;
+                break;
+            }
+        }
+        b.back();
+    }
+
     void node(TreeBuilder& b, int depth, NodeKind parent) {
         --budget;
+        const bool forced = forced_guard_key >= 0;  // must be a node that takes a precondition
+        if (!forced && depth < 5 && budget > 8 && chance(4)) {
+            race(b, depth);
+            return;
+        }
         const bool leaf = depth >= 6 || budget <= 0 || chance(depth == 0 ? 0 : 30);
         if (leaf) {
-            const int k = pick(10);
+            int k = pick(10);
+            if (forced && (k == 5 || k == 6)) k = 0;  // a condition leaf takes no precondition
             if (k < 5) {
                 action_leaf(b);
                 maybe_guard_modifiers(b, false, parent);
@@ -401,7 +471,8 @@ TEST_CASE("differential: polling and event mode produce identical traces on rand
         "kind:WeightedSelector", "kind:Parallel", "kind:Monitor", "precondition", "abort:None", "abort:Self",
         "abort:LowerPriority", "abort:Both", "pred:is", "pred:condition", "pred:constant", "pred:not", "pred:and",
         "pred:or", "pred:xor", "folded decorator", "leading condition", "monitor condition",
-        "reactive condition after a child", "script:finish", "script:forever", "script:suspend", "script:resumer",
+        "reactive condition after a child", "race: Monitor", "race: Parallel", "race: writer", "race: toggling writer",
+        "race: guarded Monitor", "race: guarded ReactiveSequence", "race: Self precondition", "script:finish", "script:forever", "script:suspend", "script:resumer",
         "resume (between ticks)", "resume (inside an action)", "write inside an action", "write between ticks",
         "timer fired", "aborted node"};
     for (const char* r : required) {
