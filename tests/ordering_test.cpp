@@ -200,3 +200,36 @@ TEST_CASE("a Self cut of a parallel's later child comes at that child's place in
         CHECK(rec.tick(2) == "1:U");
     }
 }
+
+TEST_CASE("a write by a listener on a guard's entry evaluation is seen by that guard once its node runs, in both modes") {
+    // 0 Sequence [precondition k, abort Self], 1 A (running). The listener turns k false while the
+    // guard's entry evaluation (true) is being reported: the guard is live from the node's entry on,
+    // and its last value is stale, so it is re-checked at its position on the next tick.
+    struct WritingListener : TraceRecorder {
+        Agent* agent = nullptr;
+        bool written = false;
+        void on_event(const TraceEvent& e) override {
+            TraceRecorder::on_event(e);
+            if (e.kind == TraceKind::GuardEvaluated && e.node == 0 && e.result && !written) {
+                written = true;
+                agent->blackboard().set("k", false);
+            }
+        }
+    };
+    const Tree tree = TreeBuilder("listener-write")
+                          .key<bool>("k", true)
+                          .sequence().precondition(Predicate::is("k")).abort(AbortMode::Self)
+                              .action("A", test::running_action())
+                          .back()
+                          .end();
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        WritingListener rec;
+        Agent agent(tree, {.mode = mode, .listener = &rec});
+        rec.agent = &agent;
+        agent.tick(100ms);
+        agent.tick(100ms);
+        CHECK(rec.all(0) == "0:G(true) 0:I 1:I 1:U");
+        CHECK(rec.all(1) == "0:G(false) 1:T(Aborted) 0:T(Failure)");
+    }
+}
