@@ -138,8 +138,9 @@ void toggle_writes(benchmark::State& state, Agent& agent, Key<bool> key) {
     state.SetItemsProcessed(state.iterations());
 }
 
-/// Two ticks bring an agent to its steady state: the first enters Patrol, the second evaluates
-/// (event mode) the guard that became live on the first, once.
+/// Two ticks bring an agent to its steady state: the first enters Patrol, the second is a first
+/// quiet tick (event mode does not re-evaluate the guard that became live on the first: it was
+/// just evaluated).
 void warm_up(Agent& agent) {
     agent.tick(kFrame);
     agent.tick(kFrame);

@@ -120,8 +120,9 @@ struct Population {
                 for (std::size_t i = 1; i < agents.size(); i += 2) agents[i]->blackboard().set(seen, true);
             churn.emplace(tree, c.agents, c.change);
         }
-        // Two frames outside the measurement: the first enters the branches, the second evaluates
-        // (event mode) the guards that became live on the first, once.
+        // Two frames outside the measurement: the first enters the branches, the second is a first
+        // quiet frame (event mode does not re-evaluate the guards that became live on the first:
+        // they were just evaluated).
         frame();
         frame();
     }

@@ -1952,7 +1952,7 @@ TEST_CASE("Walk: a due Wait before a guard's position fires first in the same ti
     }
 }
 
-TEST_CASE("Walk: a node's Self guard (at its parent) is checked before its own due Timeout") {
+TEST_CASE("Walk: a node's Self guard (at its own position) is checked before its own due Timeout") {
     // 0 PrioritySelector, 1 Timeout(200ms) guarded by k (Both), 2 A (running), 3 B (running)
     auto build = [] {
         return TreeBuilder("guard-vs-timeout").key<bool>("k", true)

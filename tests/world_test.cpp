@@ -94,7 +94,9 @@ TEST_CASE("world: a blackboard write between frames wakes an idle event agent in
     test::TraceRecorder rec;
     const AgentHandle h = world.spawn(tree, {.listener = &rec});
     world.step(50ms);
-    world.step(50ms);  // LowerPriority guard becomes live: re-checked once
+    // The LowerPriority guard became live in the first frame, where it was just evaluated: not
+    // re-checked (docs/semantics.md, "Live").
+    CHECK(world.step(50ms).agents_stepped == 0);
     CHECK(world.step(50ms).agents_stepped == 0);
     CHECK(world.step(50ms).agents_stepped == 0);
     world.at(h).blackboard().set("enemy_seen", true);
