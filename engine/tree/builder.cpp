@@ -679,6 +679,7 @@ Tree TreeBuilder::Impl::compile() {
     Compiler c(*this);
     c.out->name = name;
     c.out->schema = schema;
+    c.out->schema.seal(name);  // keys obtained from this tree carry its tag
     c.emit(0, kNoNode);
     c.build_guards();
     c.validate();
