@@ -1,6 +1,6 @@
 // The blackboard: typed declared keys with initial values, typed access by name and by Key<T>, exact
-// UsageError messages for missing and mistyped keys and keys of another tree, change semantics (equal writes are not changes),
-// the ChangeBus, user struct values, and per-agent independence.
+// UsageError messages for missing and mistyped keys and keys of another tree, change semantics (equal
+// writes are not changes), the ChangeBus, user struct values, and per-agent independence.
 #include "support/trace_recorder.hpp"
 
 #include <string>

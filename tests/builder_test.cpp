@@ -943,6 +943,27 @@ TEST_CASE("builder errors: predicates with more than limits::kMaxPredicateOperan
     Agent agent(tree, {.restart_on_end = false});
     CHECK(agent.tick(10ms) == Status::Success);
 
+    // However a run of one operator is nested, it evaluates in a bounded stack: 256 operands nested
+    // to the right (a && (b && (c && ...))) used to be refused as "more than 64 pending operands".
+    Predicate right = Predicate::is("a");
+    for (int i = 0; i < 255; ++i) right = Predicate::is(i == 100 ? "c" : "b") && right;
+    const Tree right_tree = TreeBuilder("t")
+                                .key<bool>("a", true)
+                                .key<bool>("b", true)
+                                .key<bool>("c", true)
+                                .sequence()
+                                .condition(right)
+                                .always_success()
+                                .back()
+                                .end();
+    for (Mode mode : test::both_modes()) {
+        Agent right_agent(right_tree, {.mode = mode, .restart_on_end = false});
+        CHECK(right_agent.tick(10ms) == Status::Success);
+        Agent false_agent(right_tree, {.mode = mode, .restart_on_end = false});
+        false_agent.blackboard().set("c", false);
+        CHECK(false_agent.tick(10ms) == Status::Invalid);  // the sequence's leading condition is false: not entered
+    }
+
     // Reusing a predicate counts its operands each time (a shared half used to double the compiled
     // program at every step).
     Predicate twice = Predicate::is("a");

@@ -331,11 +331,28 @@ struct Compiler {
             break;
         case PredOp::And:
         case PredOp::Or:
-        case PredOp::Xor:
-            emit_predicate_rec(at, *p.a, keys);
-            emit_predicate_rec(at, *p.b, keys);
-            out->predicates.push_back(PredInstr{p.op, true, 0});
+        case PredOp::Xor: {
+            // A run of one operator, however it is nested (a && (b && c) or (a && b) && c), is emitted
+            // as its operands left to right, each combined as soon as it is pushed: the evaluator's
+            // stack then holds at most one value per level (limits::kMaxPredicateDepth), and the
+            // operands are evaluated in the same order.
+            std::vector<const Predicate::Node*> operands, pending{&p};
+            while (!pending.empty()) {
+                const Predicate::Node* n = pending.back();
+                pending.pop_back();
+                if (n->op == p.op) {
+                    pending.push_back(n->b.get());
+                    pending.push_back(n->a.get());
+                } else {
+                    operands.push_back(n);
+                }
+            }
+            for (std::size_t i = 0; i < operands.size(); ++i) {
+                emit_predicate_rec(at, *operands[i], keys);
+                if (i > 0) out->predicates.push_back(PredInstr{p.op, true, 0});
+            }
             break;
+        }
         }
     }
 
