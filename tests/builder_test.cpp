@@ -906,23 +906,29 @@ TEST_CASE("builder errors: predicates nested deeper than limits::kMaxPredicateDe
     Agent agent(ok, {.restart_on_end = false});
     CHECK(agent.tick(10ms) == Status::Success);  // an even number of '!' over a = true
 
-    // A run of one binary operator is one level (a && b && c, as a file writes it); each change of
-    // operator, and each '!', is one more.
+    // The depth is the nesting of '!' and of the parentheses that writing the predicate as an
+    // expression needs (what a file's expression may have): operators bind || < && < ^ < ! and are
+    // left-associative, so a && b && c and a || b && c need none, (a || b) && c and a && (b && c) one.
     Predicate chain = Predicate::is("a");
     for (int i = 0; i < 200; ++i) chain = chain && Predicate::is("b");
-    Predicate mixed = Predicate::is("a");
-    int levels = 1;
+    CHECK_NOTHROW((void)(chain || (Predicate::is("c") && (Predicate::is("d") ^ Predicate::is("e")))));  // no parentheses needed
+    Predicate mixed = Predicate::is("a");  // ((a || b) && c || b) && c ...
+    int levels = 0;
     error.clear();
     try {
-        for (; levels < 100; ++levels) mixed = levels % 2 ? (mixed && Predicate::is("b")) : (mixed || Predicate::is("b"));
+        for (; levels < 100; ++levels) mixed = (mixed || Predicate::is("b")) && Predicate::is("c");
     } catch (const BuildError& e) {
         error = e.what();
     }
-    CHECK(levels == 33);
+    CHECK(levels == 32);
     CHECK(error == "predicate nested too deeply: '&&' would nest it 33 levels deep (at most 32)");
     CHECK_THROWS_WITH_AS(Predicate::is("x") ^ mixed, "predicate nested too deeply: '^' would nest it 33 levels deep (at most 32)",
                          BuildError);
-    CHECK_NOTHROW((void)(mixed || Predicate::is("x")));  // the same operator as its top: no deeper
+    CHECK_THROWS_WITH_AS(Predicate::is("x") && mixed, "predicate nested too deeply: '&&' would nest it 33 levels deep (at most 32)",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(!mixed, "predicate nested too deeply: '!' would nest it 34 levels deep (at most 32)", BuildError);
+    CHECK_NOTHROW((void)(mixed || Predicate::is("x")));  // mixed && ... || x: no parentheses needed
+    CHECK_NOTHROW((void)(mixed && Predicate::is("x")));
 }
 
 TEST_CASE("builder errors: predicates with more than limits::kMaxPredicateOperands operands are refused as they are composed") {
@@ -943,25 +949,19 @@ TEST_CASE("builder errors: predicates with more than limits::kMaxPredicateOperan
     Agent agent(tree, {.restart_on_end = false});
     CHECK(agent.tick(10ms) == Status::Success);
 
-    // However a run of one operator is nested, it evaluates in a bounded stack: 256 operands nested
-    // to the right (a && (b && (c && ...))) used to be refused as "more than 64 pending operands".
-    Predicate right = Predicate::is("a");
-    for (int i = 0; i < 255; ++i) right = Predicate::is(i == 100 ? "c" : "b") && right;
-    const Tree right_tree = TreeBuilder("t")
-                                .key<bool>("a", true)
-                                .key<bool>("b", true)
-                                .key<bool>("c", true)
-                                .sequence()
-                                .condition(right)
-                                .always_success()
-                                .back()
-                                .end();
+    // A run of one operator is compiled left to right however it is nested: 16 levels of
+    // a || b && c ^ (c ^ (...)) used to need 65 stack values in the evaluator (it has 64) and be refused.
+    Predicate nested = Predicate::is("a");
+    for (int i = 0; i < 16; ++i)
+        nested = Predicate::is("a") || (Predicate::is("b") && (Predicate::is("c") ^ (Predicate::is("c") ^ nested)));
+    const Tree nested_tree =
+        TreeBuilder("t").key<bool>("a").key<bool>("b").key<bool>("c").sequence().condition(nested).always_success().back().end();
     for (Mode mode : test::both_modes()) {
-        Agent right_agent(right_tree, {.mode = mode, .restart_on_end = false});
-        CHECK(right_agent.tick(10ms) == Status::Success);
-        Agent false_agent(right_tree, {.mode = mode, .restart_on_end = false});
-        false_agent.blackboard().set("c", false);
+        Agent false_agent(nested_tree, {.mode = mode, .restart_on_end = false});
         CHECK(false_agent.tick(10ms) == Status::Invalid);  // the sequence's leading condition is false: not entered
+        Agent true_agent(nested_tree, {.mode = mode, .restart_on_end = false});
+        true_agent.blackboard().set("a", true);
+        CHECK(true_agent.tick(10ms) == Status::Success);
     }
 
     // Reusing a predicate counts its operands each time (a shared half used to double the compiled

@@ -35,16 +35,36 @@ std::shared_ptr<Predicate::Node> make_pred(PredOp op) {
     return n;
 }
 
-// Sets `n.depth` and `n.operands` from its operands (see Predicate::Node). A run of one binary
-// operator (a && b && c) is one level, as a file writes it without parentheses.
+// How tightly an operator binds when a predicate is written as an expression (docs/xml.md):
+// || 1, && 2, ^ 3, ! (and a negated key check "!k") 4, operands 5.
+int strength(const Predicate::Node& n) {
+    switch (n.op) {
+    case PredOp::Or: return 1;
+    case PredOp::And: return 2;
+    case PredOp::Xor: return 3;
+    case PredOp::Not: return 4;
+    case PredOp::KeyIs: return n.expected ? 5 : 4;
+    default: return 5;
+    }
+}
+
+// Sets `n.depth` and `n.operands` from its operands (see Predicate::Node). The depth is the nesting
+// of '!' and of the parentheses that writing the predicate as an expression needs: what the XML
+// expression grammar limits, so that a predicate fits in C++ exactly when it fits in a file. Binary
+// operators are left-associative: (a && b) && c and a || b && c need no parentheses, a && (b && c)
+// and (a || b) && c one pair.
 void measure(Predicate::Node& n) {
-    auto level = [&](const std::shared_ptr<const Predicate::Node>& child) {
+    auto written = [](const std::shared_ptr<const Predicate::Node>& child, int min_strength) {
         if (!child) return std::uint32_t{0};
-        const bool same_run = n.op != PredOp::Not && child->op == n.op;
-        return child->depth + (same_run ? 0u : 1u);
+        return child->depth + (strength(*child) < min_strength ? 1u : 0u);
     };
     auto count = [](const std::shared_ptr<const Predicate::Node>& child) { return child ? child->operands : 0u; };
-    n.depth = std::max(level(n.a), level(n.b));
+    if (n.op == PredOp::Not) {
+        n.depth = 1 + written(n.a, 4);
+    } else {
+        const int s = strength(n);
+        n.depth = std::max(written(n.a, s), written(n.b, s + 1));
+    }
     n.operands = count(n.a) + count(n.b);
 }
 

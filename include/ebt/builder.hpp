@@ -38,9 +38,9 @@ namespace ebt {
 using Bindings = std::vector<std::pair<std::string, std::string>>;
 
 /// A composable precondition (the seeds' True/False/Not/And/Or/Xor), attachable to any node.
-/// The operators throw BuildError for a predicate nested deeper than limits::kMaxPredicateDepth
-/// (each '!' and each change of binary operator is a level; `a && b && c` is one) or with more than
-/// limits::kMaxPredicateOperands operands (an operand used twice counts twice).
+/// The operators throw BuildError for a predicate nested deeper than limits::kMaxPredicateDepth (the
+/// '!' and parentheses writing it as an expression needs: `a || b && c` is 0, `(a || b) && c` and
+/// `!a` are 1) or with more than limits::kMaxPredicateOperands operands (one used twice counts twice).
 class Predicate {
 public:
     struct Node;
