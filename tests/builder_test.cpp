@@ -815,8 +815,13 @@ TEST_CASE("builder errors: a tree deeper than limits::kMaxDepth is refused as it
     CHECK(leafy.opened == 200);
     CHECK(leafy.error == "tree 'deep', at " + shortened_chain_path("Sequence") +
                              ": nodes nested too deeply: Action 'Patrol' would be at depth 201 (at most 200 levels)");
-    // Short paths are not shortened.
-    CHECK(deep_chain([](TreeBuilder& b) { b.sequence(); }, 3).error.empty());
+    // end() with many open nodes names the innermost one.
+    TreeBuilder unclosed("deep");
+    for (int i = 0; i < 199; ++i) unclosed.sequence();
+    CHECK_THROWS_WITH_AS(unclosed.always_success().end(),
+                         "tree 'deep': end() with 199 open node(s): the innermost at /Sequence/Sequence[0]/Sequence[0]/... 192 "
+                         "levels .../Sequence[0]/Sequence[0]/Sequence[0]/Sequence[0] (close each with back())",
+                         BuildError);
 }
 
 TEST_CASE("builder: a tree exactly limits::kMaxDepth deep builds, and runs the same in both modes") {

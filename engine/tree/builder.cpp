@@ -940,8 +940,12 @@ Tree TreeBuilder::end() {
     if (impl_->ended) impl_->fail_here("end() called twice");
     if (impl_->nodes.empty()) impl_->fail_here("end() on an empty tree");
     if (!impl_->open.empty()) {
+        // Each open node is inside the one before: past 4, the innermost one's path says where they are.
         std::string list;
-        for (auto i : impl_->open) list += (list.empty() ? "" : ", ") + impl_->path(static_cast<std::int32_t>(i));
+        const std::size_t count = impl_->open.size();
+        for (std::size_t k = count > 4 ? count - 1 : 0; k < count; ++k)
+            list += (list.empty() ? "" : ", ") + impl_->path(static_cast<std::int32_t>(impl_->open[k]));
+        if (count > 4) list = "the innermost at " + list;
         impl_->error = {static_cast<std::int32_t>(impl_->open.back()),
                         "end() with " + std::to_string(impl_->open.size()) + " open node(s): " + list + " (close each with back())"};
         throw BuildError("tree '" + impl_->name + "': " + impl_->error.problem);
