@@ -201,6 +201,7 @@ struct TreeBuilder::Impl {
         return index;
     }
 
+    /// The problem for a node or subtree that would go past limits::kMaxDepth (`what` says which, where).
     static std::string depth_problem(const std::string& what) {
         return "nodes nested too deeply: " + what + " (at most " + std::to_string(limits::kMaxDepth) + " levels)";
     }
