@@ -1,6 +1,6 @@
 // The blackboard: typed declared keys with initial values, typed access by name and by Key<T>, exact
-// UsageError messages for missing and mistyped keys, change semantics (equal writes are not changes),
-// the ChangeBus, user struct values, and per-agent independence.
+// UsageError messages for missing and mistyped keys and keys of another tree, change semantics (equal
+// writes are not changes), the ChangeBus, user struct values, and per-agent independence.
 #include "support/trace_recorder.hpp"
 
 #include <string>
@@ -404,4 +404,58 @@ TEST_CASE("blackboard: agents of one tree have independent blackboards") {
         CHECK(c.blackboard().get<Vec2>("pos") == Vec2{1, 1});
         CHECK(a.blackboard().raw_values() != b.blackboard().raw_values());
     }
+}
+
+TEST_CASE("blackboard: a Key<T> obtained from another tree is refused with UsageError, changing nothing") {
+    // Key<T> stays small: its id and a 32-bit tag of the tree (schema) it came from.
+    static_assert(sizeof(Key<int>) <= 8);
+    const Tree a = TreeBuilder("a").key<int>("k").key<int>("x").always_success().end();
+    const Tree b = TreeBuilder("b").key<int>("m", 7).key<int>("k", 1).always_success().end();
+    const Key<int> from_a = a.key<int>("k");  // id 0, which is 'm' in b
+    REQUIRE(from_a.id == b.key<int>("m").id);
+    ChangeBus bus;
+    ChangeLog log(bus);
+    Agent agent(b, {.bus = &bus});
+    Blackboard& bb = agent.blackboard();
+    const std::string message =
+        "blackboard key 'k' was obtained from another tree ('a') than 'b'; get the key from this agent's tree or blackboard";
+    CHECK_THROWS_WITH_AS(bb.set(from_a, 5), message.c_str(), UsageError);
+    CHECK_THROWS_WITH_AS(bb.get(from_a), message.c_str(), UsageError);
+    // Through the other tree's agent's blackboard, too.
+    Agent agent_a(a);
+    const Key<int> from_agent_a = agent_a.blackboard().key<int>("k");
+    CHECK_THROWS_WITH_AS(bb.set(from_agent_a, 5), message.c_str(), UsageError);
+    CHECK(bb.get<int>("m") == 7);
+    CHECK(bb.get<int>("k") == 1);
+    CHECK(log.entries.empty());
+
+    // The same key through its own tree's agents, or a copy of the tree, works.
+    CHECK(agent_a.blackboard().set(from_a, 5));
+    const Tree copy_of_a = a;
+    Agent other_a(copy_of_a);
+    CHECK(other_a.blackboard().set(from_a, 6));
+    CHECK(other_a.blackboard().get(from_a) == 6);
+    CHECK(bb.set(b.key<int>("k"), 2));
+    CHECK(bb.get(bb.key<int>("k")) == 2);
+    // A key made from a raw id (a ChangeBus slot's BlackboardChange::key) is checked by id and type only.
+    CHECK(bb.get(Key<int>{b.key<int>("k").id}) == 2);
+
+    // A tree built again from the same source is another tree.
+    auto make = [] { return TreeBuilder("same").key<int>("k").always_success().end(); };
+    const Tree first = make();
+    Agent second(make());
+    CHECK_THROWS_WITH_AS(second.blackboard().get(first.key<int>("k")),
+                         "blackboard key 'k' was obtained from another tree ('same') than 'same'; get the key from this "
+                         "agent's tree or blackboard",
+                         UsageError);
+    // A key whose tree is gone is still refused.
+    Key<int> orphan;
+    {
+        const Tree gone = TreeBuilder("gone").key<int>("k").always_success().end();
+        orphan = gone.key<int>("k");
+    }
+    CHECK_THROWS_WITH_AS(bb.get(orphan),
+                         "blackboard key id 0 was obtained from another tree than 'b' (one that no longer exists); get "
+                         "the key from this agent's tree or blackboard",
+                         UsageError);
 }

@@ -756,3 +756,275 @@ TEST_CASE("builder: the registry may die before its trees") {
     agent.tick(10ms);
     CHECK(rec.tick(0) == "0:I 1:I 1:U 1:T(Success) 0:T(Success)");
 }
+
+// ---- size limits (include/ebt/limits.hpp) ---------------------------------------------------------------------
+
+namespace {
+
+// Opens nodes of one kind, each inside the last, until the builder refuses or `levels` are open; then
+// closes the chain over a leaf and ends the tree. Returns how many were opened and the error, if any.
+struct ChainResult {
+    int opened = 0;
+    std::string error;
+};
+template <class Open> ChainResult deep_chain(Open open, int levels) {
+    const Registry reg = make_registry();
+    TreeBuilder b("deep", reg);
+    ChainResult r;
+    try {
+        for (; r.opened < levels; ++r.opened) open(b);
+        b.action("Patrol");
+        for (int i = 0; i < levels; ++i) b.back();
+        (void)b.end();
+    } catch (const BuildError& e) {
+        r.error = e.what();
+    }
+    return r;
+}
+
+// The path of the open node at depth 200 of a chain of `kind`, as a depth error shortens it.
+std::string shortened_chain_path(const std::string& kind) {
+    const std::string child = "/" + kind + "[0]";
+    return "/" + kind + child + child + "/... 193 levels ..." + child + child + child + child;
+}
+
+}  // namespace
+
+TEST_CASE("builder errors: a tree deeper than limits::kMaxDepth is refused as its nodes are added") {
+    REQUIRE(limits::kMaxDepth == 200);
+    // Chains of 10,000 to 28,000 levels (fewer nodes than limits::kMaxNodes) used to overflow the
+    // compiler's stack; now the node at depth 201 is refused, naming the path of its parent.
+    const ChainResult seq = deep_chain([](TreeBuilder& b) { b.sequence(); }, 28000);
+    CHECK(seq.opened == 200);
+    CHECK(seq.error == "tree 'deep', at " + shortened_chain_path("Sequence") +
+                           ": nodes nested too deeply: Sequence would be at depth 201 (at most 200 levels)");
+    const ChainResult inv = deep_chain([](TreeBuilder& b) { b.inverter(); }, 20000);
+    CHECK(inv.opened == 200);
+    CHECK(inv.error == "tree 'deep', at " + shortened_chain_path("Inverter") +
+                           ": nodes nested too deeply: Inverter would be at depth 201 (at most 200 levels)");
+    const ChainResult rep = deep_chain([](TreeBuilder& b) { b.repeat(2); }, 10000);
+    CHECK(rep.opened == 200);
+    CHECK(rep.error == "tree 'deep', at " + shortened_chain_path("Repeat") +
+                           ": nodes nested too deeply: Repeat would be at depth 201 (at most 200 levels)");
+    const ChainResult par = deep_chain([](TreeBuilder& b) { b.parallel(Policy::RequireAll, Policy::RequireOne); }, 15000);
+    CHECK(par.opened == 200);
+    CHECK(par.error == "tree 'deep', at " + shortened_chain_path("Parallel") +
+                           ": nodes nested too deeply: Parallel would be at depth 201 (at most 200 levels)");
+    // A leaf at depth 201 too.
+    const ChainResult leafy = deep_chain([](TreeBuilder& b) { b.sequence(); }, 200);
+    CHECK(leafy.opened == 200);
+    CHECK(leafy.error == "tree 'deep', at " + shortened_chain_path("Sequence") +
+                             ": nodes nested too deeply: Action 'Patrol' would be at depth 201 (at most 200 levels)");
+    // end() with many open nodes names the innermost one.
+    TreeBuilder unclosed("deep");
+    for (int i = 0; i < 199; ++i) unclosed.sequence();
+    CHECK_THROWS_WITH_AS(unclosed.always_success().end(),
+                         "tree 'deep': end() with 199 open node(s): the innermost at /Sequence/Sequence[0]/Sequence[0]/... 192 "
+                         "levels .../Sequence[0]/Sequence[0]/Sequence[0]/Sequence[0] (close each with back())",
+                         BuildError);
+}
+
+TEST_CASE("builder: a tree exactly limits::kMaxDepth deep builds, and runs the same in both modes") {
+    const Registry reg = make_registry();
+    // 199 nested Sequence / Inverter / Repeat / Parallel, the Sequence at depth 149 guarded by "go",
+    // over the running action Patrol at depth 200.
+    auto build = [&] {
+        TreeBuilder b("deep", reg);
+        b.key<bool>("go", true);
+        for (int depth = 1; depth < 200; ++depth) {
+            switch (depth % 4) {
+            case 1: b.sequence(); break;
+            case 2: b.inverter(); break;
+            case 3: b.repeat(kForever); break;
+            default: b.parallel(Policy::RequireAll, Policy::RequireOne); break;
+            }
+            if (depth == 149) b.precondition(Predicate::is("go")).abort(AbortMode::Self);
+        }
+        b.action("Patrol");
+        for (int depth = 1; depth < 200; ++depth) b.back();
+        return b.end();
+    };
+    const Tree tree = build();
+    REQUIRE(tree.size() == 200);
+    CHECK(tree.kind(148) == NodeKind::Sequence);
+    CHECK(tree.has_guard(148));
+    std::string first_tick;
+    for (NodeIndex i = 0; i < 200; ++i) first_tick += std::to_string(i) + ":I ";
+    first_tick += "199:U";
+    std::vector<std::string> traces;
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(to_string(mode));
+        TraceRecorder rec;
+        Agent agent(tree, {.mode = mode, .listener = &rec});
+        CHECK(agent.tick(10ms) == Status::Running);
+        CHECK(rec.tick(0) == first_tick);
+        agent.blackboard().set("go", false);  // the guard at depth 149 aborts everything below it
+        agent.tick(10ms);
+        CHECK(agent.status(199) != Status::Running);
+        agent.blackboard().set("go", true);
+        agent.tick(10ms);
+        agent.tick(10ms);
+        std::string all;
+        for (const auto& line : rec.lifecycle()) all += line + "\n";
+        traces.push_back(all);
+    }
+    CHECK(traces[0] == traces[1]);
+    // The describe() listing and every node's path work at that depth.
+    CHECK(tree.path(199).size() > 200 * 8);
+    CHECK(tree.describe().find(std::string(2 * 199, ' ') + "199 Action Patrol") != std::string::npos);
+}
+
+TEST_CASE("builder errors: a subtree that would reach past limits::kMaxDepth") {
+    const Registry reg = make_registry();
+    TreeBuilder inner_builder("inner", reg);
+    for (int i = 0; i < 149; ++i) inner_builder.sequence();
+    inner_builder.action("Patrol");
+    for (int i = 0; i < 149; ++i) inner_builder.back();
+    const Tree inner = inner_builder.end();  // 150 levels
+    TreeBuilder outer("outer", reg);
+    for (int i = 0; i < 50; ++i) outer.sequence();
+    outer.subtree(inner);  // depths 51..200: fine
+    CHECK_THROWS_WITH_AS(outer.sequence().subtree(inner),
+                         "tree 'outer', at /Sequence/Sequence[0]/Sequence[0]/... 44 levels .../Sequence[0]/Sequence[0]/"
+                         "Sequence[0]/Sequence[1]: nodes nested too deeply: subtree 'inner' (150 levels) would reach depth "
+                         "201 (at most 200 levels)",
+                         BuildError);
+}
+
+TEST_CASE("builder errors: predicates nested deeper than limits::kMaxPredicateDepth are refused as they are composed") {
+    REQUIRE(limits::kMaxPredicateDepth == 32);
+    // 100,000 '!' used to overflow the stack (compiling, copying and destroying the predicate).
+    Predicate p = Predicate::is("a");
+    int nots = 0;
+    std::string error;
+    try {
+        for (; nots < 100000; ++nots) p = !p;
+        TreeBuilder("t").key<bool>("a").condition(p);
+    } catch (const BuildError& e) {
+        error = e.what();
+    }
+    CHECK(nots == 32);
+    CHECK(error == "predicate nested too deeply: '!' would nest it 33 levels deep (at most 32)");
+    // The predicate made so far is whole and usable.
+    const Tree ok = TreeBuilder("t").key<bool>("a", true).sequence().condition(p).always_success().back().end();
+    CHECK(ok.size() == 3);
+    Agent agent(ok, {.restart_on_end = false});
+    CHECK(agent.tick(10ms) == Status::Success);  // an even number of '!' over a = true
+
+    // The depth is the nesting of '!' and of the parentheses that writing the predicate as an
+    // expression needs (what a file's expression may have): operators bind || < && < ^ < ! and are
+    // left-associative, so a && b && c and a || b && c need none, (a || b) && c and a && (b && c) one.
+    Predicate chain = Predicate::is("a");
+    for (int i = 0; i < 200; ++i) chain = chain && Predicate::is("b");
+    CHECK_NOTHROW((void)(chain || (Predicate::is("c") && (Predicate::is("d") ^ Predicate::is("e")))));  // no parentheses needed
+    Predicate mixed = Predicate::is("a");  // ((a || b) && c || b) && c ...
+    int levels = 0;
+    error.clear();
+    try {
+        for (; levels < 100; ++levels) mixed = (mixed || Predicate::is("b")) && Predicate::is("c");
+    } catch (const BuildError& e) {
+        error = e.what();
+    }
+    CHECK(levels == 32);
+    CHECK(error == "predicate nested too deeply: '&&' would nest it 33 levels deep (at most 32)");
+    CHECK_THROWS_WITH_AS(Predicate::is("x") ^ mixed, "predicate nested too deeply: '^' would nest it 33 levels deep (at most 32)",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(Predicate::is("x") && mixed, "predicate nested too deeply: '&&' would nest it 33 levels deep (at most 32)",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(!mixed, "predicate nested too deeply: '!' would nest it 34 levels deep (at most 32)", BuildError);
+    CHECK_NOTHROW((void)(mixed || Predicate::is("x")));  // mixed && ... || x: no parentheses needed
+    CHECK_NOTHROW((void)(mixed && Predicate::is("x")));
+}
+
+TEST_CASE("builder errors: predicates with more than limits::kMaxPredicateOperands operands are refused as they are composed") {
+    REQUIRE(limits::kMaxPredicateOperands == 256);
+    Predicate p = Predicate::is("a");
+    int ands = 0;
+    std::string error;
+    try {
+        for (; ands < 1000; ++ands) p = p && Predicate::is("b");
+    } catch (const BuildError& e) {
+        error = e.what();
+    }
+    CHECK(ands == 255);
+    CHECK(error == "predicate has too many operands: '&&' would give it 257 (at most 256)");
+    // 256 operands build and evaluate.
+    const Tree tree =
+        TreeBuilder("t").key<bool>("a", true).key<bool>("b", true).sequence().condition(p).always_success().back().end();
+    Agent agent(tree, {.restart_on_end = false});
+    CHECK(agent.tick(10ms) == Status::Success);
+
+    // A run of one operator is compiled left to right however it is nested: 16 levels of
+    // a || b && c ^ (c ^ (...)) used to need 65 stack values in the evaluator (it has 64) and be refused.
+    Predicate nested = Predicate::is("a");
+    for (int i = 0; i < 16; ++i)
+        nested = Predicate::is("a") || (Predicate::is("b") && (Predicate::is("c") ^ (Predicate::is("c") ^ nested)));
+    const Tree nested_tree =
+        TreeBuilder("t").key<bool>("a").key<bool>("b").key<bool>("c").sequence().condition(nested).always_success().back().end();
+    for (Mode mode : test::both_modes()) {
+        Agent false_agent(nested_tree, {.mode = mode, .restart_on_end = false});
+        CHECK(false_agent.tick(10ms) == Status::Invalid);  // the sequence's leading condition is false: not entered
+        Agent true_agent(nested_tree, {.mode = mode, .restart_on_end = false});
+        true_agent.blackboard().set("a", true);
+        CHECK(true_agent.tick(10ms) == Status::Success);
+    }
+
+    // Reusing a predicate counts its operands each time (a shared half used to double the compiled
+    // program at every step).
+    Predicate twice = Predicate::is("a");
+    int doublings = 0;
+    try {
+        for (; doublings < 40; ++doublings) twice = twice ^ twice;
+    } catch (const BuildError& e) {
+        error = e.what();
+    }
+    CHECK(doublings == 8);
+    CHECK(error == "predicate has too many operands: '^' would give it 512 (at most 256)");
+
+    // Preconditions added one after the other are one predicate: the same limits, naming the node.
+    TreeBuilder b("t");
+    b.key<bool>("a").sequence().always_success();
+    int added = 0;
+    error.clear();
+    try {
+        for (; added < 100000; ++added) b.precondition(Predicate::is("a"));
+    } catch (const BuildError& e) {
+        error = e.what();
+    }
+    CHECK(added == 256);
+    CHECK(error == "tree 't', node /Sequence/AlwaysSuccess[0]: predicate has too many operands: its preconditions would "
+                   "give it 257 (at most 256)");
+}
+
+TEST_CASE("builder errors: an action or condition with more than limits::kMaxPorts ports") {
+    REQUIRE(limits::kMaxPorts == 255);
+    // 70,000 ports used to be silently cut to 70,000 mod 65,536 = 4,464.
+    std::vector<PortSpec> many;
+    for (int i = 0; i < 70000; ++i) many.push_back(port<int>("p" + std::to_string(i)));
+    const std::vector<PortSpec> most(many.begin(), many.begin() + 255);
+    const std::vector<PortSpec> too_many(many.begin(), many.begin() + 256);
+    auto update = [](ActionContext&) { return Status::Success; };
+    auto evaluate = [](const ConditionContext&) { return true; };
+    Registry reg;
+    CHECK_THROWS_WITH_AS(reg.add_action("Big", update, many), "action 'Big' has 70000 ports (at most 255)", BuildError);
+    CHECK_THROWS_WITH_AS(reg.add_action("Big", update, too_many), "action 'Big' has 256 ports (at most 255)", BuildError);
+    CHECK_THROWS_WITH_AS(reg.add_condition("Big", evaluate, many), "condition 'Big' has 70000 ports (at most 255)",
+                         BuildError);
+    CHECK(reg.find_action("Big") == nullptr);
+    CHECK(reg.find_condition("Big") == nullptr);
+    reg.add_action("Most", update, most);
+    reg.add_condition("Most", evaluate, most);
+
+    ActionSpec spec;
+    spec.update = update;
+    spec.ports = many;
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").sequence().action("Big", spec),
+                         "tree 't', at /Sequence: action 'Big' has 70000 ports (at most 255)", BuildError);
+
+    // 255 ports bind and run.
+    TreeBuilder b("t", reg);
+    for (const auto& p : most) b.key<int>(p.name, 1);
+    const Tree tree = b.sequence().condition("Most").action("Most").back().end();
+    Agent agent(tree, {.restart_on_end = false});
+    CHECK(agent.tick(10ms) == Status::Success);
+}

@@ -3,12 +3,68 @@
 #include <ebt/blackboard.hpp>
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_map>
 
 namespace ebt {
 
 namespace {
 std::size_t align_up(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
+
+/// The sealed (tree) schemas alive, by tag: lets the error for a key of another tree name the key and
+/// that tree. Touched when a tree is built or destroyed and on that error, never on the tick path.
+/// Never destroyed (trees in static storage may outlive any static object).
+struct SealedSchemas {
+    std::mutex mutex;
+    std::unordered_map<std::uint32_t, const BlackboardSchema*> by_tag;
+    std::uint32_t next = 1;
+};
+SealedSchemas& sealed_schemas() {
+    static auto* registry = new SealedSchemas;
+    return *registry;
+}
+void unseal(std::uint32_t tag) {
+    if (tag == 0) return;
+    SealedSchemas& reg = sealed_schemas();
+    const std::lock_guard lock(reg.mutex);
+    reg.by_tag.erase(tag);
+}
 }  // namespace
+
+BlackboardSchema::Seal& BlackboardSchema::Seal::operator=(const Seal&) noexcept {
+    unseal(tag);
+    tag = 0;
+    return *this;
+}
+BlackboardSchema::Seal::~Seal() { unseal(tag); }
+
+void BlackboardSchema::seal(std::string owner) {
+    unseal(seal_.tag);
+    owner_ = std::move(owner);
+    SealedSchemas& reg = sealed_schemas();
+    const std::lock_guard lock(reg.mutex);
+    // A tag unique among live schemas (skipping 0 and, after 2^32 trees, tags still in use).
+    while (reg.next == 0 || reg.by_tag.count(reg.next)) ++reg.next;
+    seal_.tag = reg.next++;
+    reg.by_tag.emplace(seal_.tag, this);
+}
+
+void BlackboardSchema::foreign_key(KeyId id, std::uint32_t tag) const {
+    std::string key = "id " + std::to_string(id);  // or its name, while its tree is alive
+    std::string tree;                               // " ('a')" while its tree is alive
+    {
+        SealedSchemas& reg = sealed_schemas();
+        const std::lock_guard lock(reg.mutex);
+        if (auto it = reg.by_tag.find(tag); it != reg.by_tag.end()) {
+            const BlackboardSchema& other = *it->second;
+            if (id < other.keys_.size()) key = "'" + other.keys_[id].name + "'";
+            tree = " ('" + other.owner_ + "')";
+        }
+    }
+    const std::string gone = tree.empty() ? " (one that no longer exists)" : "";
+    throw UsageError("blackboard key " + key + " was obtained from another tree" + tree + " than '" + owner_ + "'" + gone +
+                     "; get the key from this agent's tree or blackboard");
+}
 
 KeyId BlackboardSchema::declare_raw(std::string name, const TypeInfo* type, const void* initial) {
     if (name.empty()) throw BuildError("blackboard key with an empty name");

@@ -1,11 +1,21 @@
 // Registry of named actions and conditions.
+#include <ebt/limits.hpp>
 #include <ebt/registry.hpp>
 
 namespace ebt {
 
+namespace {
+/// The end of the error for more than limits::kMaxPorts ports (node bindings count ports in 16 bits
+/// and more would be cut silently): "70000 ports (at most 255)".
+std::string too_many_ports(const std::vector<PortSpec>& ports) {
+    return std::to_string(ports.size()) + " ports (at most " + std::to_string(limits::kMaxPorts) + ")";
+}
+}  // namespace
+
 Registry& Registry::add_action(std::string name, ActionSpec spec) {
     if (name.empty()) throw BuildError("an action needs a name");
     if (!spec.update) throw BuildError("action '" + name + "' has no update function");
+    if (spec.ports.size() > limits::kMaxPorts) throw BuildError("action '" + name + "' has " + too_many_ports(spec.ports));
     if (spec.memory_bytes > 64) throw BuildError("action '" + name + "' asks for more than 64 bytes of memory");
     if (actions_.count(name)) throw BuildError("action '" + name + "' is registered twice");
     actions_.emplace(std::move(name), std::move(spec));
@@ -15,6 +25,7 @@ Registry& Registry::add_action(std::string name, ActionSpec spec) {
 Registry& Registry::add_condition(std::string name, ConditionSpec spec) {
     if (name.empty()) throw BuildError("a condition needs a name");
     if (!spec.evaluate) throw BuildError("condition '" + name + "' has no evaluate function");
+    if (spec.ports.size() > limits::kMaxPorts) throw BuildError("condition '" + name + "' has " + too_many_ports(spec.ports));
     if (conditions_.count(name)) throw BuildError("condition '" + name + "' is registered twice");
     conditions_.emplace(std::move(name), std::move(spec));
     return *this;

@@ -1,6 +1,8 @@
 // TreeBuilder: collects the source form of a tree, then compiles it into the flat TreeData.
 #include "tree/tree_data.hpp"
 
+#include <ebt/limits.hpp>
+
 #include <algorithm>
 #include <map>
 #include <set>
@@ -33,6 +35,64 @@ std::shared_ptr<Predicate::Node> make_pred(PredOp op) {
     return n;
 }
 
+// How tightly an operator binds when a predicate is written as an expression (docs/xml.md):
+// || 1, && 2, ^ 3, ! (and a negated key check "!k") 4, operands 5.
+int strength(const Predicate::Node& n) {
+    switch (n.op) {
+    case PredOp::Or: return 1;
+    case PredOp::And: return 2;
+    case PredOp::Xor: return 3;
+    case PredOp::Not: return 4;
+    case PredOp::KeyIs: return n.expected ? 5 : 4;
+    default: return 5;
+    }
+}
+
+// Sets `n.depth` and `n.operands` from its operands (see Predicate::Node). The depth is the nesting
+// of '!' and of the parentheses that writing the predicate as an expression needs: what the XML
+// expression grammar limits, so that a predicate fits in C++ exactly when it fits in a file. Binary
+// operators are left-associative: (a && b) && c and a || b && c need no parentheses, a && (b && c)
+// and (a || b) && c one pair.
+void measure(Predicate::Node& n) {
+    auto written = [](const std::shared_ptr<const Predicate::Node>& child, int min_strength) {
+        if (!child) return std::uint32_t{0};
+        return child->depth + (strength(*child) < min_strength ? 1u : 0u);
+    };
+    auto count = [](const std::shared_ptr<const Predicate::Node>& child) { return child ? child->operands : 0u; };
+    if (n.op == PredOp::Not) {
+        n.depth = 1 + written(n.a, 4);
+    } else {
+        const int s = strength(n);
+        n.depth = std::max(written(n.a, s), written(n.b, s + 1));
+    }
+    n.operands = count(n.a) + count(n.b);
+}
+
+// What makes the measured predicate `n` break the limits (limits.hpp), or "" when it fits. `what`
+// names the operation that made it ("'&&'", "its preconditions").
+std::string predicate_limit_problem(const Predicate::Node& n, const std::string& what) {
+    if (n.depth > limits::kMaxPredicateDepth)
+        return "predicate nested too deeply: " + what + " would nest it " + std::to_string(n.depth) + " levels deep (at most " +
+               std::to_string(limits::kMaxPredicateDepth) + ")";
+    if (n.operands > limits::kMaxPredicateOperands)
+        return "predicate has too many operands: " + what + " would give it " + std::to_string(n.operands) + " (at most " +
+               std::to_string(limits::kMaxPredicateOperands) + ")";
+    return {};
+}
+
+// An operator node over `a` (and `b`), refused with BuildError when it breaks the limits: the limits
+// hold while a predicate is composed, so no pass over one (resolving, compiling, copying for a
+// subtree, saving, destroying) recurses deeper than they allow.
+Predicate compose(PredOp op, const char* symbol, const Predicate& a, const Predicate* b) {
+    auto n = make_pred(op);
+    n->a = a.node();
+    if (b) n->b = b->node();
+    measure(*n);
+    if (std::string problem = predicate_limit_problem(*n, std::string("'") + symbol + "'"); !problem.empty())
+        throw BuildError(problem);
+    return Predicate(std::move(n));
+}
+
 std::string describe_source(const SourceNode& n) {
     std::string s = to_string(n.kind);
     if (!n.label.empty()) s += " '" + n.label + "'";
@@ -57,20 +117,10 @@ Predicate Predicate::is(std::string key, bool expected) {
     return Predicate(std::move(n));
 }
 Predicate Predicate::constant(bool value) { return Predicate(make_pred(value ? PredOp::True : PredOp::False)); }
-Predicate operator!(const Predicate& p) {
-    auto n = make_pred(PredOp::Not);
-    n->a = p.node();
-    return Predicate(std::move(n));
-}
-static Predicate binary(PredOp op, const Predicate& a, const Predicate& b) {
-    auto n = make_pred(op);
-    n->a = a.node();
-    n->b = b.node();
-    return Predicate(std::move(n));
-}
-Predicate operator&&(const Predicate& a, const Predicate& b) { return binary(PredOp::And, a, b); }
-Predicate operator||(const Predicate& a, const Predicate& b) { return binary(PredOp::Or, a, b); }
-Predicate operator^(const Predicate& a, const Predicate& b) { return binary(PredOp::Xor, a, b); }
+Predicate operator!(const Predicate& p) { return compose(PredOp::Not, "!", p, nullptr); }
+Predicate operator&&(const Predicate& a, const Predicate& b) { return compose(PredOp::And, "&&", a, &b); }
+Predicate operator||(const Predicate& a, const Predicate& b) { return compose(PredOp::Or, "||", a, &b); }
+Predicate operator^(const Predicate& a, const Predicate& b) { return compose(PredOp::Xor, "^", a, &b); }
 
 // ---- Builder state -----------------------------------------------------------------------------
 
@@ -100,10 +150,18 @@ struct TreeBuilder::Impl {
             }
             parts.push_back(std::move(part));
         }
+        // A deep path keeps its first 3 and last 4 levels: enough to find the node, short enough to read.
+        constexpr std::size_t kHead = 3, kTail = 4;
         std::string out;
-        for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+        for (std::size_t level = 0; level < parts.size(); ++level) {
+            if (parts.size() > kHead + kTail + 3 && level == kHead) {
+                const std::size_t skipped = parts.size() - kHead - kTail;
+                out += "/... " + std::to_string(skipped) + " levels ...";
+                level += skipped - 1;
+                continue;
+            }
             out += '/';
-            out += *it;
+            out += parts[parts.size() - 1 - level];
         }
         return out;
     }
@@ -129,6 +187,10 @@ struct TreeBuilder::Impl {
                 fail(parent, std::string(to_string(p.kind)) + " takes exactly one child; a second one (" +
                                  describe_source(node) + ") was added (missing back()?)");
         }
+        // The open nodes are the new node's ancestors: it goes at depth open.size() + 1. Refused here,
+        // before the tree grows deeper than every pass over it (compiler, runtime, saver) allows.
+        if (open.size() + 1 > limits::kMaxDepth)
+            fail_here(depth_problem(describe_source(node) + " would be at depth " + std::to_string(open.size() + 1)));
         const auto index = static_cast<std::uint32_t>(nodes.size());
         const NodeKind kind = node.kind;
         nodes.push_back(std::move(node));
@@ -137,6 +199,11 @@ struct TreeBuilder::Impl {
         if (!is_leaf(kind)) open.push_back(index);
         last_added = static_cast<std::int32_t>(index);
         return index;
+    }
+
+    /// The problem for a node or subtree that would go past limits::kMaxDepth (`what` says which, where).
+    static std::string depth_problem(const std::string& what) {
+        return "nodes nested too deeply: " + what + " (at most " + std::to_string(limits::kMaxDepth) + " levels)";
     }
 
     SourceNode& last(const char* modifier) {
@@ -285,11 +352,28 @@ struct Compiler {
             break;
         case PredOp::And:
         case PredOp::Or:
-        case PredOp::Xor:
-            emit_predicate_rec(at, *p.a, keys);
-            emit_predicate_rec(at, *p.b, keys);
-            out->predicates.push_back(PredInstr{p.op, true, 0});
+        case PredOp::Xor: {
+            // A run of one operator, however it is nested (a && (b && c) or (a && b) && c), is emitted
+            // as its operands left to right, each combined as soon as it is pushed: the evaluator's
+            // stack then holds at most one value per level (limits::kMaxPredicateDepth), and the
+            // operands are evaluated in the same order.
+            std::vector<const Predicate::Node*> operands, pending{&p};
+            while (!pending.empty()) {
+                const Predicate::Node* n = pending.back();
+                pending.pop_back();
+                if (n->op == p.op) {
+                    pending.push_back(n->b.get());
+                    pending.push_back(n->a.get());
+                } else {
+                    operands.push_back(n);
+                }
+            }
+            for (std::size_t i = 0; i < operands.size(); ++i) {
+                emit_predicate_rec(at, *operands[i], keys);
+                if (i > 0) out->predicates.push_back(PredInstr{p.op, true, 0});
+            }
             break;
+        }
         }
     }
 
@@ -333,7 +417,8 @@ struct Compiler {
     }
 
     NodeIndex emit(std::uint32_t s, NodeIndex parent) {
-        if (out->nodes.size() >= 0x7FFF) src.fail(static_cast<std::int32_t>(s), "tree has more than 32767 nodes");
+        if (out->nodes.size() >= limits::kMaxNodes)
+            src.fail(static_cast<std::int32_t>(s), "tree has more than " + std::to_string(limits::kMaxNodes) + " nodes");
         const auto index = static_cast<NodeIndex>(out->nodes.size());
         out->nodes.emplace_back();
         source_of.push_back(static_cast<std::int32_t>(s));
@@ -632,6 +717,7 @@ Tree TreeBuilder::Impl::compile() {
     Compiler c(*this);
     c.out->name = name;
     c.out->schema = schema;
+    c.out->schema.seal(name);  // keys obtained from this tree carry its tag
     c.emit(0, kNoNode);
     c.build_guards();
     c.validate();
@@ -757,6 +843,9 @@ TreeBuilder& TreeBuilder::action(std::string name, Bindings bindings) {
 }
 TreeBuilder& TreeBuilder::action(std::string name, ActionSpec spec, Bindings bindings) {
     if (!spec.update) impl_->fail_here("action '" + name + "' has no update function");
+    if (spec.ports.size() > limits::kMaxPorts)  // (as Registry::add_action refuses it)
+        impl_->fail_here("action '" + name + "' has " + std::to_string(spec.ports.size()) + " ports (at most " +
+                         std::to_string(limits::kMaxPorts) + ")");
     if (spec.memory_bytes > 64) impl_->fail_here("action '" + name + "' asks for more than 64 bytes of memory");
     SourceNode n = plain(NodeKind::Action);
     n.bindings = impl_->resolve_bindings(spec.ports, bindings, "action '" + name + "'");
@@ -796,6 +885,9 @@ TreeBuilder& TreeBuilder::precondition(const Predicate& predicate) {
         auto both = make_pred(PredOp::And);
         both->a = n.precondition;
         both->b = resolved;
+        measure(*both);
+        if (std::string problem = predicate_limit_problem(*both, "its preconditions"); !problem.empty())
+            impl_->fail(impl_->last_added, problem);
         n.precondition = both;
     } else {
         n.precondition = resolved;
@@ -849,8 +941,12 @@ Tree TreeBuilder::end() {
     if (impl_->ended) impl_->fail_here("end() called twice");
     if (impl_->nodes.empty()) impl_->fail_here("end() on an empty tree");
     if (!impl_->open.empty()) {
+        // Each open node is inside the one before: past 4, the innermost one's path says where they are.
         std::string list;
-        for (auto i : impl_->open) list += (list.empty() ? "" : ", ") + impl_->path(static_cast<std::int32_t>(i));
+        const std::size_t count = impl_->open.size();
+        for (std::size_t k = count > 4 ? count - 1 : 0; k < count; ++k)
+            list += (list.empty() ? "" : ", ") + impl_->path(static_cast<std::int32_t>(impl_->open[k]));
+        if (count > 4) list = "the innermost at " + list;
         impl_->error = {static_cast<std::int32_t>(impl_->open.back()),
                         "end() with " + std::to_string(impl_->open.size()) + " open node(s): " + list + " (close each with back())"};
         throw BuildError("tree '" + impl_->name + "': " + impl_->error.problem);
@@ -877,6 +973,19 @@ std::shared_ptr<const Predicate::Node> remap_predicate(const std::shared_ptr<con
 TreeBuilder& TreeBuilder::subtree(const Tree& tree, std::vector<std::pair<std::string, std::string>> remap) {
     if (!tree) impl_->fail_here("subtree() with an empty Tree");
     const TreeData& inner = tree.data();
+    {
+        // The subtree's own depth (its source is in pre-order: a parent comes before its children).
+        std::vector<std::uint32_t> depth(inner.source.size(), 1);
+        std::uint32_t deepest = 1;
+        for (std::uint32_t j = 0; j < inner.source.size(); ++j)
+            for (std::uint32_t c : inner.source[j].children) {
+                depth[c] = depth[j] + 1;
+                deepest = std::max(deepest, depth[c]);
+            }
+        if (impl_->open.size() + deepest > limits::kMaxDepth)
+            impl_->fail_here(Impl::depth_problem("subtree '" + inner.name + "' (" + std::to_string(deepest) +
+                                                 " levels) would reach depth " + std::to_string(impl_->open.size() + deepest)));
+    }
     const std::uint32_t use = impl_->subtree_uses++;
     std::map<std::string, std::string> names;
     for (const auto& [from, to] : remap) {

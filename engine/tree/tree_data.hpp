@@ -134,6 +134,9 @@ struct Predicate::Node {
     Bindings bindings;      // Condition (resolved to every port when compiled)
     std::shared_ptr<const ConditionSpec> spec;  // Condition: resolved spec (set when added to a builder)
     std::shared_ptr<const Node> a, b;
+    // Set when the node is composed (Predicate's operators), checked against limits.hpp there:
+    std::uint32_t depth = 0;     // nesting of '!' and of the parentheses writing it needs (builder.cpp, measure)
+    std::uint32_t operands = 1;  // conditions, keys and constants, a shared operand counted at each use
 };
 }  // namespace ebt
 

@@ -2,8 +2,9 @@
 //
 // A tree definition declares its keys (name, type, initial value) in a BlackboardSchema. Every agent
 // gets its own Blackboard whose values live in the agent's state block, laid out by the schema.
-// Keys are interned: a Key<T> is a small id checked against the schema's declared type. Reading or
-// writing a missing or mistyped key throws ebt::UsageError; there is never a silent default.
+// Keys are interned: a Key<T> is a small id checked against the schema's declared type, tagged with
+// the tree it was obtained from. Reading or writing a missing or mistyped key, or a key of another
+// tree, throws ebt::UsageError; there is never a silent default.
 //
 // Writing a value equal to the current one is not a change. A change
 //   1. wakes the owning agent's guards that read the key (the engine's own wake path, a direct call),
@@ -86,9 +87,14 @@ template <class T> const TypeInfo* type_of() {
     return &detail::TypeTag<T>::info;
 }
 
-/// A typed, interned blackboard key. Obtain one from Tree::key<T>() or Blackboard::key<T>().
+/// A typed, interned blackboard key. Obtain one from Tree::key<T>() or Blackboard::key<T>(); it works
+/// on the blackboards of every agent of that tree, and throws UsageError on an agent of another tree
+/// (where its id would name some other key).
 template <class T> struct Key {
     KeyId id = kNoKey;
+    /// The tag of the tree it was obtained from (BlackboardSchema::tag()). 0 for a key made from a
+    /// raw id (`Key<int>{change.key}` in a ChangeBus slot), which is checked by id and type only.
+    std::uint32_t tag = 0;
     friend bool operator==(Key, Key) = default;
 };
 
@@ -135,14 +141,43 @@ public:
     /// Checked lookup used by typed access: throws UsageError naming the key and both types.
     KeyId require(std::string_view name, const TypeInfo* type) const;
     void require(KeyId id, const TypeInfo* type) const;
+    /// The same for a Key<T>: also throws UsageError, naming both trees, for a key obtained from
+    /// another tree's schema (one compare on the way through).
+    void require(KeyId id, std::uint32_t tag, const TypeInfo* type) const {
+        if (tag != seal_.tag && tag != 0) [[unlikely]]
+            foreign_key(id, tag);
+        require(id, type);
+    }
+
+    /// A tree's schema: a number unique among the schemas of live trees (never 0), carried by the keys
+    /// obtained from it (Key<T>::tag). 0 for any other schema (a builder's, a SharedBlackboard's).
+    std::uint32_t tag() const noexcept { return seal_.tag; }
+    /// The name of the tree whose schema this is ("" for other schemas).
+    const std::string& owner() const noexcept { return owner_; }
+    /// Engine use (TreeBuilder::end()): makes this the schema of tree `owner`, with a fresh tag.
+    void seal(std::string owner);
 
 private:
+    [[noreturn]] void foreign_key(KeyId id, std::uint32_t tag) const;
+
+    /// The tag of a sealed schema, registered (tag -> schema) so that a foreign key's error can name
+    /// the key and its tree. A copy is another schema: it starts unsealed (and so does a move).
+    struct Seal {
+        std::uint32_t tag = 0;
+        Seal() = default;
+        Seal(const Seal&) noexcept {}
+        Seal& operator=(const Seal&) noexcept;
+        ~Seal();
+    };
+
     std::vector<KeyInfo> keys_;
     std::map<std::string, KeyId, std::less<>> index_;  // name -> id: find() stays fast for trees with many keys
     std::vector<std::byte> defaults_;
     std::vector<std::string> scopes_;
     std::size_t shared_keys_ = 0;
     std::size_t max_align_ = 1;
+    std::string owner_;
+    Seal seal_;  // last: unregistered before the keys an error message would read are destroyed
 };
 
 /// What a ChangeBus slot receives. Valid only during the call.
@@ -191,10 +226,12 @@ private:
 /// An agent's blackboard: typed access to its values. Owned by an Agent (see Agent::blackboard()).
 class Blackboard {
 public:
-    template <class T> Key<T> key(std::string_view name) const { return Key<T>{schema().require(name, type_of<T>())}; }
+    template <class T> Key<T> key(std::string_view name) const {
+        return Key<T>{schema().require(name, type_of<T>()), schema().tag()};
+    }
 
     template <class T> const T& get(Key<T> key) const {
-        schema().require(key.id, type_of<T>());
+        schema().require(key.id, key.tag, type_of<T>());
         return *reinterpret_cast<const T*>(values_ + schema_->info(key.id).offset);
     }
     template <class T> const T& get(std::string_view name) const { return get(key<T>(name)); }
@@ -203,7 +240,7 @@ public:
     /// For a key of a shared scope the write goes to the bound shared blackboard instead, and is seen
     /// (here too) once that blackboard publishes; it then returns false.
     template <class T> bool set(Key<T> key, const T& value) {
-        schema().require(key.id, type_of<T>());
+        schema().require(key.id, key.tag, type_of<T>());
         if (schema_->info(key.id).scope != kLocalScope) {
             set_shared(key.id, &value);
             return false;

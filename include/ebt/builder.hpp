@@ -12,7 +12,9 @@
 //
 // Composites and decorators open a node that collects children until back() closes it; leaves are
 // added to the open node. Modifiers (precondition, abort, label) apply to the node added last.
-// end() closes the root and returns the immutable Tree. Any misuse (a decorator given two children,
+// end() closes the root and returns the immutable Tree. The limits of include/ebt/limits.hpp hold as
+// nodes are added: a node deeper than limits::kMaxDepth, an action with more than limits::kMaxPorts
+// ports, too deep or too big a predicate are refused at once. Any misuse (a decorator given two children,
 // end() with open nodes, an unknown action, condition or key, a port of the wrong type, a
 // LowerPriority abort where no lower-priority sibling can exist, ...) throws ebt::BuildError naming
 // the tree, the node path and the problem.
@@ -36,6 +38,9 @@ namespace ebt {
 using Bindings = std::vector<std::pair<std::string, std::string>>;
 
 /// A composable precondition (the seeds' True/False/Not/And/Or/Xor), attachable to any node.
+/// The operators throw BuildError for a predicate nested deeper than limits::kMaxPredicateDepth (the
+/// '!' and parentheses writing it as an expression needs: `a || b && c` is 0, `(a || b) && c` and
+/// `!a` are 1) or with more than limits::kMaxPredicateOperands operands (one used twice counts twice).
 class Predicate {
 public:
     struct Node;

@@ -88,7 +88,10 @@ public:
     AbortMode abort_mode(NodeIndex node) const;
 
     const BlackboardSchema& schema() const;
-    template <class T> Key<T> key(std::string_view name) const { return Key<T>{schema().require(name, type_of<T>())}; }
+    /// The key `name` of type T, for the blackboards of this tree's agents (UsageError on others).
+    template <class T> Key<T> key(std::string_view name) const {
+        return Key<T>{schema().require(name, type_of<T>()), schema().tag()};
+    }
 
     /// Bytes of per-agent engine state (node statuses and memory, scheduler queue), excluding
     /// blackboard values and the Agent object itself.
