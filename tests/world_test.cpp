@@ -506,6 +506,60 @@ TEST_CASE("world: change slots that despawn or spawn between frames never free a
     }
 }
 
+TEST_CASE("world: at the end of a frame, callbacks of the agents freed may spawn and despawn; all is done in that frame end") {
+    std::vector<std::string> log;
+    World world;
+    AgentHandle victim{}, second{}, spawned{};
+    bool done = false;
+    ActionSpec killer;
+    killer.update = [&](ActionContext& ctx) {
+        if (ctx.tick() == 1) CHECK(world.despawn(victim));
+        return Status::Running;
+    };
+    world.spawn(TreeBuilder("killer").action("Kill", killer).end());
+    victim = world.spawn(terminating_tree(
+        [&](ActionContext&) {
+            if (done) return;
+            done = true;
+            spawned = world.spawn(running_tree());  // joins in this frame end
+            CHECK(world.despawn(second));           // freed in this frame end too
+        },
+        log));
+    second = world.spawn(terminating_tree([](ActionContext&) {}, log));
+    world.at(second).blackboard().set("hp", 2);
+    world.step(10ms);
+    world.step(10ms);
+    CHECK(log == std::vector<std::string>{"terminate:Aborted memory 7 hp 100", "terminate:Aborted memory 7 hp 100",
+                                          "terminate:Aborted memory 7 hp 2", "terminate:Aborted memory 7 hp 2"});
+    CHECK_FALSE(world.alive(victim));
+    CHECK_FALSE(world.alive(second));
+    REQUIRE(world.agent(spawned) != nullptr);
+    CHECK(world.size() == 2);
+    CHECK(world.step(10ms).agents_stepped == 2);  // the killer and the spawned agent
+}
+
+TEST_CASE("world: step() from a change slot or from an onTerminate of an agent being freed is refused") {
+    std::vector<std::string> log, errors;
+    World world;
+    const auto try_step = [&] {
+        try {
+            world.step(10ms);
+        } catch (const UsageError& e) {
+            errors.push_back(e.what());
+        }
+    };
+    const AgentHandle h = world.spawn(terminating_tree([&](ActionContext&) { try_step(); }, log));
+    boost::signals2::scoped_connection c = world.bus().subscribe([&](const BlackboardChange&) { try_step(); });
+    world.step(10ms);
+    world.at(h).blackboard().set("hp", 5);
+    CHECK(world.despawn(h));
+    const std::string refused =
+        "World::step() called from a callback of the world (a change slot, or an onTerminate of an agent being freed)";
+    CHECK(errors == std::vector<std::string>{refused, refused, refused});
+    CHECK(log.size() == 2);
+    CHECK(world.frame() == 1);
+}
+
 // ---- handles -------------------------------------------------------------------------------------------
 
 struct ebt::WorldTestAccess {

@@ -464,11 +464,11 @@ FrameMetrics World::step(Duration dt) {
         throw UsageError("World::step(): a dt of " + std::to_string(dt.count()) +
                          " us would move the world clock past its limit (2^61 us, about 73,000 years)");
     const auto wall_start = std::chrono::steady_clock::now();
+    const std::uint64_t slot_errors_before = slot_errors();
     // Agents despawned between frames from callbacks are freed now, before the frame.
     free_when_idle();
     FrameMetrics m;
     m.frame = frame_;
-    const std::uint64_t slot_errors_before = slot_errors();
     in_step_ = true;
     // Whatever a step throws (a UsageError from game code misusing an agent during the frame), the
     // world must not stay "in a step": the next step() and the spawn/despawn rules depend on it.
