@@ -274,11 +274,11 @@ bool World::despawn(AgentHandle h) {
         const auto it = std::find_if(pending_spawns_.begin(), pending_spawns_.end(),
                                      [&](const PendingSpawn& p) { return p.slot == h.index; });
         if (it != pending_spawns_.end()) pending_spawns_.erase(it);
-        retire_generation(s);
+        next_generation(s);
         release(h.index);
         return true;
     }
-    retire_generation(s);  // every handle to it is stale from now on
+    next_generation(s);  // every handle to it is stale from now on
     s.state = State::Dying;
     clear_awake(h.index);
     disarm_timer(s);
@@ -295,7 +295,9 @@ bool World::despawn(AgentHandle h) {
     return true;
 }
 
-void World::retire_generation(Slot& s) noexcept {
+/// Moves a slot to its next generation (making every handle to it stale); a slot whose generations are
+/// used up is retired: release() will not put it back on the free list.
+void World::next_generation(Slot& s) noexcept {
     if (++s.generation == kRetiredGeneration) s.retired = true;
 }
 

@@ -26,7 +26,7 @@
 // tick ends as with Agent::abort()), and frees it at the end of the frame. Between frames, a despawn
 // from a callback (a change slot, an onTerminate of an agent being freed or aborted) is deferred the
 // same way: the handle is stale at once, the agent is freed when no callback runs any more (at the
-// end of the outermost world call, or else when the next step starts). An Agent pointer
+// end of the outermost world call, or else at the next spawn, despawn or step). An Agent pointer
 // (World::agent) stays valid until that agent is freed. Destroying the world makes every handle
 // stale before the agents' onTerminate callbacks run, and refuses spawns from them. See docs/world.md.
 //
@@ -165,22 +165,24 @@ private:
     static constexpr std::uint32_t kChunkShift = 5;
     static constexpr std::uint32_t kFirstChunk = std::uint32_t{1} << kChunkShift;
     static constexpr std::uint32_t kChunks = 33 - kChunkShift;  // enough for indices up to 2^32 - 2
-    Slot& slot(std::uint32_t index) const noexcept;
-    std::uint32_t new_slot();
+    Slot& slot(std::uint32_t index) const noexcept;  // the slot at `index` (< slot_count_)
+    std::uint32_t new_slot();                         // a free slot, or a new one at the end
     void on_agent_wake(std::uint32_t slot) override;
     void step_slot(std::uint32_t slot, FrameMetrics& m);
-    void schedule_after_step(std::uint32_t slot);
-    void arm_timer(std::uint32_t slot, TimePoint due);
-    void disarm_timer(Slot& s) noexcept;
-    void compact_timers();
-    void finish_frame();
-    void materialize(std::uint32_t slot, Tree tree, const SpawnOptions& options);
-    void retire_generation(Slot& s) noexcept;
-    void release(std::uint32_t slot);
-    void destroy(std::uint32_t slot);
+    void schedule_after_step(std::uint32_t slot);       // after a tick: sleep, and arm the agent's deadline
+    void arm_timer(std::uint32_t slot, TimePoint due);  // gives the slot its (one) live heap entry
+    void disarm_timer(Slot& s) noexcept;                // its entry, if any, goes stale
+    void compact_timers();                              // drops the stale entries from the heap
+    void finish_frame();                                // frees and joins of the frame
+    void materialize(std::uint32_t slot, Tree tree, const SpawnOptions& options);  // creates the agent
+    void next_generation(Slot& s) noexcept;  // stales every handle to the slot; retires it when used up
+    void release(std::uint32_t slot);        // empties the slot and returns it to the free list
+    void destroy(std::uint32_t slot);        // frees the agent (its onTerminate callbacks run), then release()
+    /// Whether user code run by the world may be on the stack (a step, an agent being freed, a change
+    /// slot of the bus): then despawned agents are not freed at once.
     bool callback_running() const noexcept { return in_step_ || busy_ != 0 || bus_.emitting(); }
-    void free_when_idle();
-    void free_deferred();
+    void free_when_idle();  // frees the deferred despawns unless a callback is running
+    void free_deferred();   // frees the deferred despawns (except agents still inside their own tick)
     bool valid(AgentHandle handle) const noexcept;
     // The awake set: a bit per slot, and a bit per 64 slots telling whether any of them is awake, so
     // that finding the awake agents costs O(slots / 4096) when few are (a waiting world), not O(slots).
