@@ -734,3 +734,15 @@ TEST_CASE("world: a refused step changes nothing (frame, clock, agents, shared w
     CHECK(world.at(waiter).status(2) == Status::Success);
     CHECK(squad.get<int>("count") == 3);
 }
+
+TEST_CASE("world: despawning agents compacts their timer entries") {
+    World world;
+    std::vector<AgentHandle> agents;
+    for (int i = 0; i < 1000; ++i) agents.push_back(world.spawn(wait_tree(1h)));
+    world.step(50ms);
+    CHECK(world.timer_entries() == 1000);
+    for (int i = 0; i < 990; ++i) CHECK(world.despawn(agents[static_cast<std::size_t>(i)]));
+    CHECK(world.timer_entries() <= 2 * 10 + 64);
+    world.step(50ms);
+    CHECK(world.timer_entries() <= 2 * 10 + 64);
+}

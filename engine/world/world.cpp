@@ -307,6 +307,7 @@ void World::release(std::uint32_t index) {
     s.state = State::Free;
     clear_awake(index);
     disarm_timer(s);
+    compact_timers_if_stale();
     if (!s.retired) free_.push_back(index);
 }
 
@@ -437,8 +438,12 @@ void World::arm_timer(std::uint32_t index, TimePoint due) {
     s.timer_armed = true;
     s.timer_due = due;
     ++timers_live_;
+    compact_timers_if_stale();
+}
+
+void World::compact_timers_if_stale() {
     // Stale entries (deadlines that moved, agents that left) would stay until due, maybe for hours:
-    // drop them once they outnumber the live ones, so the heap stays within twice the agents.
+    // drop them once they outnumber the live ones (by 64), so the heap stays within twice the agents.
     if (timers_.size() > 2 * timers_live_ + 64) compact_timers();
 }
 
@@ -495,6 +500,7 @@ FrameMetrics World::step(Duration dt) {
         disarm_timer(s);
         if (s.state == State::Live) set_awake(e.slot);
     }
+    compact_timers_if_stale();
 
     // Step the awake agents in slot order; with a budget, round robin from where the last frame stopped.
     const std::uint32_t count = slot_count_;  // agents joining during the frame are not stepped in it

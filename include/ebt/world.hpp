@@ -135,8 +135,8 @@ public:
     TimePoint now() const noexcept { return now_; }
     std::size_t size() const noexcept { return live_; }
     bool in_step() const noexcept { return in_step_; }
-    /// Entries in the timer heap: at most one live entry per agent, and never more stale entries (of
-    /// deadlines that moved, of agents that left) than live ones plus 64 (they are compacted).
+    /// Entries in the timer heap: at most one live entry per agent, and, between calls to the world,
+    /// never more stale entries (of deadlines that moved, of agents that left) than live ones plus 64.
     std::size_t timer_entries() const noexcept { return timers_.size(); }
     /// Exceptions thrown by change slots (of bus() and of the shared blackboards' changes()) since the
     /// world was created. Each was swallowed; the change reached the other slots (FrameMetrics::slot_errors
@@ -173,6 +173,7 @@ private:
     void arm_timer(std::uint32_t slot, TimePoint due);  // gives the slot its (one) live heap entry
     void disarm_timer(Slot& s) noexcept;                // its entry, if any, goes stale
     void compact_timers();                              // drops the stale entries from the heap
+    void compact_timers_if_stale();                     // ... once they outnumber the live ones (+ 64)
     void finish_frame();                                // frees and joins of the frame
     void materialize(std::uint32_t slot, Tree tree, const SpawnOptions& options);  // creates the agent
     void next_generation(Slot& s) noexcept;  // stales every handle to the slot; retires it when used up
