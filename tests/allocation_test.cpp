@@ -8,6 +8,8 @@
 //   - a steady-state tick of a quiet world allocates nothing, in both modes (running actions, waits,
 //     suspended actions, and a steady cycle of timers);
 //   - blackboard writes without listeners allocate nothing (and neither do the ticks that react to them);
+//   - a World whose waiting agents are woken every frame allocates nothing per frame (its timer heap
+//     keeps one entry per agent);
 //   - the memory budget: the guard tree's agent fits in 256 bytes, 10 more nodes cost <= 160 bytes.
 #include "support/trace_recorder.hpp"
 
@@ -264,6 +266,44 @@ TEST_CASE("allocations: actions writing the blackboard inside a tick allocate no
         });
         CHECK(n == 0);
     }
+}
+
+// ---- worlds ----------------------------------------------------------------------------------------------------
+
+TEST_CASE("allocations: a world of waiting agents whose guards wake every frame allocates nothing per frame") {
+    // Every frame a shared write wakes each agent's live guard; the agent goes back to its long Wait,
+    // whose deadline is already in the timer heap: the heap does not grow, nothing is allocated.
+    World world;
+    SharedBlackboard& squad = world.create_shared("squad");
+    squad.declare<bool>("noise").declare<bool>("never");
+    const Tree tree = TreeBuilder("sentry")
+                          .shared_key<bool>("squad", "noise")
+                          .shared_key<bool>("squad", "never")
+                          .active_selector()
+                              .sequence()
+                                  .precondition(Predicate::is("squad.noise") && Predicate::is("squad.never"))
+                                  .abort(AbortMode::LowerPriority)
+                                  .action("Alarm", test::running_action())
+                              .back()
+                              .wait(1h)
+                          .back()
+                          .end();
+    for (int i = 0; i < 1000; ++i) world.spawn(tree, {.shared = {{"squad", &squad}}});
+    bool noise = false;
+    for (int frame = 0; frame < 5; ++frame) {
+        squad.set("noise", noise = !noise);
+        world.step(16ms);
+    }
+    std::uint32_t stepped = 0;
+    const long long n = allocations_during([&] {
+        for (int frame = 0; frame < 200; ++frame) {
+            squad.set("noise", noise = !noise);
+            stepped += world.step(16ms).agents_stepped;
+        }
+    });
+    CHECK(stepped == 200 * 1000);  // every agent was woken every frame
+    CHECK(n == 0);
+    CHECK(world.timer_entries() == 1000);
 }
 
 // ---- memory budget ----------------------------------------------------------------------------------------------

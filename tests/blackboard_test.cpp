@@ -458,4 +458,33 @@ TEST_CASE("blackboard: a Key<T> obtained from another tree is refused with Usage
                          "blackboard key id 0 was obtained from another tree than 'b' (one that no longer exists); get "
                          "the key from this agent's tree or blackboard",
                          UsageError);
+
+TEST_CASE("blackboard: a ChangeBus slot that throws is contained: later slots run, the write stands, it is counted") {
+    ActionSpec writer;
+    writer.ports = {port<int>("hp")};
+    writer.update = [](ActionContext& ctx) {
+        ctx.out<int>(0, ctx.in<int>(0) - 10);
+        return Status::Running;
+    };
+    const Tree tree = TreeBuilder("hurt").key<int>("hp", 100).action("Hurt", writer).end();
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        ChangeBus bus;
+        std::vector<int> seen;
+        boost::signals2::scoped_connection thrower =
+            bus.subscribe([](const BlackboardChange&) { throw std::runtime_error("slot failed"); });
+        boost::signals2::scoped_connection observer =
+            bus.subscribe([&](const BlackboardChange& ch) { seen.push_back(ch.blackboard.get<int>(Key<int>{ch.key})); });
+        TraceRecorder rec;
+        Agent agent(tree, {.mode = mode, .listener = &rec, .bus = &bus});
+        // A write by game code: set() returns normally.
+        CHECK(agent.blackboard().set("hp", 50));
+        // A write by an action inside a tick: the action does not fail.
+        agent.tick(10ms);
+        CHECK(seen == std::vector<int>{50, 40});
+        CHECK(bus.slot_errors() == 2);
+        CHECK(agent.status() == Status::Running);
+        CHECK(rec.tick(0) == "0:I 0:U");
+        CHECK(agent.blackboard().get<int>("hp") == 40);
+    }
 }

@@ -195,3 +195,101 @@ TEST_CASE("shared blackboard: same inputs give the same world state hash in both
     };
     CHECK(run(Mode::Polling) == run(Mode::Event));
 }
+
+TEST_CASE("shared blackboard: a declare after a publish keeps the published and pending values") {
+    World world;
+    SharedBlackboard& squad = world.create_shared("squad-1");
+    squad.declare<int>("count");
+    const Tree tree = TreeBuilder("counter").shared_key<int>("squad", "count").action("Run", test::running_action()).end();
+    const AgentHandle a = world.spawn(tree, {.shared = {{"squad", &squad}}});
+    squad.set("count", 17);
+    world.step(50ms);
+    squad.set("count", 18);                   // pending
+    squad.declare<bool>("alarm", true);       // a late key
+    CHECK(squad.get<int>("count") == 17);
+    CHECK(squad.pending<int>("count") == 18);
+    CHECK(squad.get<bool>("alarm"));
+    CHECK(squad.pending<bool>("alarm"));
+    const AgentHandle b = world.spawn(tree, {.shared = {{"squad", &squad}}});
+    CHECK(world.at(a).blackboard().get<int>("squad.count") == 17);
+    CHECK(world.at(b).blackboard().get<int>("squad.count") == 17);  // both agents agree
+    world.step(50ms);
+    CHECK(squad.get<int>("count") == 18);
+    CHECK(world.at(a).blackboard().get<int>("squad.count") == 18);
+    CHECK(world.at(b).blackboard().get<int>("squad.count") == 18);
+}
+
+TEST_CASE("shared blackboard: a declare or a publish from inside its own publish is refused") {
+    SharedBlackboard squad("squad-1");
+    squad.declare<int>("count");
+    std::vector<std::string> errors;
+    squad.changes().connect([&](const SharedBlackboard& bb, KeyId) {
+        try {
+            squad.declare<int>("late");
+        } catch (const UsageError& e) {
+            errors.push_back(e.what());
+        }
+        try {
+            squad.publish();
+        } catch (const UsageError& e) {
+            errors.push_back(e.what());
+        }
+        CHECK(bb.get<int>("count") == 5);
+    });
+    squad.set("count", 5);
+    CHECK(squad.publish() == 1);
+    CHECK(errors == std::vector<std::string>{
+                        "shared blackboard 'squad-1': declare('late') from inside its publish (a change slot)",
+                        "shared blackboard 'squad-1': publish() from inside its publish (a change slot)"});
+    CHECK(squad.schema().find("late") == kNoKey);
+    CHECK(squad.get<int>("count") == 5);
+}
+
+TEST_CASE("shared blackboard: change slots that throw while a step publishes are contained and counted; no write is lost") {
+    World world;
+    SharedBlackboard& squad = world.create_shared("squad-1");
+    squad.declare<int>("a").declare<int>("b");
+    const Tree tree = TreeBuilder("pair")
+                          .shared_key<int>("squad", "a")
+                          .shared_key<int>("squad", "b")
+                          .action("Run", test::running_action())
+                          .end();
+    const AgentHandle h = world.spawn(tree, {.shared = {{"squad", &squad}}});
+    std::vector<std::string> seen;
+    boost::signals2::scoped_connection thrower = world.bus().subscribe([&](const BlackboardChange& ch) {
+        if (ch.name == "squad.a") throw std::runtime_error("slot failed");
+    });
+    boost::signals2::scoped_connection observer =
+        world.bus().subscribe([&](const BlackboardChange& ch) { seen.push_back(std::string(ch.name)); });
+    boost::signals2::scoped_connection game = squad.changes().connect([&](const SharedBlackboard& bb, KeyId k) {
+        if (bb.schema().info(k).name == "b") throw std::runtime_error("game slot failed");
+    });
+    world.step(50ms);
+    squad.set("a", 1);
+    squad.set("b", 2);
+    FrameMetrics m;
+    CHECK_NOTHROW(m = world.step(50ms));
+    CHECK(squad.get<int>("a") == 1);
+    CHECK(squad.get<int>("b") == 2);
+    CHECK(world.at(h).blackboard().get<int>("squad.a") == 1);
+    CHECK(world.at(h).blackboard().get<int>("squad.b") == 2);
+    CHECK(seen == std::vector<std::string>{"squad.a", "squad.b"});  // the slot after the thrower still runs
+    CHECK(m.slot_errors == 2);
+    CHECK(world.slot_errors() == 2);
+    CHECK(world.bus().slot_errors() == 1);
+    CHECK(squad.slot_errors() == 1);
+    CHECK(world.step(50ms).slot_errors == 0);
+}
+
+TEST_CASE("shared blackboard: SpawnOptions::shared binding one scope twice is refused") {
+    World world;
+    SharedBlackboard& alpha = world.create_shared("alpha");
+    SharedBlackboard& bravo = world.create_shared("bravo");
+    alpha.declare<bool>("alarm");
+    bravo.declare<bool>("alarm");
+    CHECK_THROWS_WITH_AS(world.spawn(squad_tree(), {.shared = {{"squad", &alpha}, {"squad", &bravo}}}),
+                         "World::spawn(): shared scope 'squad' is bound twice in SpawnOptions::shared", UsageError);
+    CHECK_THROWS_WITH_AS(world.spawn(squad_tree(), {.shared = {{"squad", &alpha}, {"squad", &alpha}}}),
+                         "World::spawn(): shared scope 'squad' is bound twice in SpawnOptions::shared", UsageError);
+    CHECK(world.size() == 0);
+}

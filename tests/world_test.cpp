@@ -3,7 +3,12 @@
 #include "guard_scenario.hpp"
 #include "support/trace_recorder.hpp"
 
+#include <ebt/limits.hpp>
+
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
 #include <random>
 
 using namespace ebt;
@@ -360,4 +365,387 @@ TEST_CASE("world: misuse of a World's agent by game code is reported, and the wo
         CHECK(world.despawn(h));
         CHECK_NOTHROW(world.step(10ms));
     }
+}
+
+// ---- storage and callbacks: spawning and despawning from user code never touches freed state ------------------
+
+namespace {
+
+/// Two running actions whose onTerminate calls `on_terminate` and then checks that its own agent's
+/// state is intact (its memory and blackboard are still readable after the callback).
+Tree terminating_tree(std::function<void(ActionContext&)> on_terminate, std::vector<std::string>& log) {
+    ActionSpec spec = test::running_action();
+    spec.memory_bytes = sizeof(int);
+    spec.on_initialize = [](ActionContext& ctx) { ctx.memory<int>() = 7; };
+    spec.on_terminate = [on_terminate, &log](ActionContext& ctx, Status s) {
+        on_terminate(ctx);
+        log.push_back(std::string("terminate:") + to_string(s) + " memory " + std::to_string(ctx.memory<int>()) +
+                      " hp " + std::to_string(ctx.blackboard().get<int>("hp")));
+    };
+    return TreeBuilder("dying")
+        .key<int>("hp", 100)
+        .parallel(Policy::RequireAll, Policy::RequireAll)
+            .action("A", spec)
+            .action("B", spec)
+        .back()
+        .end();
+}
+
+}  // namespace
+
+TEST_CASE("world: an onTerminate that spawns while its agent ends between frames (despawn, abort)") {
+    // Each onTerminate spawns 40 agents: storage that moved agents when it grew moved the dying one
+    // under its own feet. Between frames the new agents exist at once.
+    for (const bool by_abort : {false, true}) {
+        CAPTURE(by_abort);
+        std::vector<std::string> log;  // outlives the world, whose destruction ends the agents
+        World world;
+        std::vector<AgentHandle> spawned;
+        const AgentHandle h = world.spawn(terminating_tree(
+            [&](ActionContext&) {
+                for (int i = 0; i < 40; ++i) spawned.push_back(world.spawn(running_tree()));
+            },
+            log));
+        world.step(10ms);
+        if (by_abort) world.at(h).abort();
+        else CHECK(world.despawn(h));
+        CHECK(log == std::vector<std::string>{"terminate:Aborted memory 7 hp 100", "terminate:Aborted memory 7 hp 100"});
+        REQUIRE(spawned.size() == 80);
+        for (const AgentHandle s : spawned) CHECK(world.agent(s) != nullptr);
+        CHECK(world.alive(h) == by_abort);
+        CHECK(world.size() == (by_abort ? 81u : 80u));
+        CHECK(world.step(10ms).agents_stepped == (by_abort ? 81u : 80u));  // the aborted agent restarts
+    }
+}
+
+TEST_CASE("world: an agent despawned from its own onTerminate during abort() between frames is freed afterwards") {
+    std::vector<std::string> log;
+    World world;
+    AgentHandle h{};
+    bool despawned = false;
+    h = world.spawn(terminating_tree(
+        [&](ActionContext&) {
+            if (!despawned) {
+                despawned = true;
+                CHECK(world.despawn(h));  // the agent is inside abort(): freed once that returns
+                CHECK_FALSE(world.alive(h));
+            }
+        },
+        log));
+    world.step(10ms);
+    world.at(h).abort();
+    CHECK(log == std::vector<std::string>{"terminate:Aborted memory 7 hp 100", "terminate:Aborted memory 7 hp 100"});
+    CHECK_FALSE(world.alive(h));
+    CHECK(world.size() == 0);
+    CHECK(world.step(10ms).agents_stepped == 0);
+    const AgentHandle next = world.spawn(running_tree());
+    CHECK(next.index == h.index);  // the slot was freed and is reused
+    CHECK(next.generation == h.generation + 1);
+}
+
+TEST_CASE("world: destroying the world: onTerminate sees stale handles, and spawning is refused") {
+    std::vector<std::string> log;
+    {
+        World world;
+        AgentHandle self{}, other{};
+        self = world.spawn(terminating_tree(
+            [&](ActionContext&) {
+                log.push_back(world.alive(self) ? "self alive" : "self stale");
+                log.push_back(world.alive(other) ? "other alive" : "other stale");
+                log.push_back(world.despawn(other) ? "despawned other" : "other not despawned");
+                try {
+                    world.spawn(running_tree());
+                    log.push_back("spawned");
+                } catch (const UsageError& e) {
+                    log.push_back(e.what());
+                }
+            },
+            log));
+        other = world.spawn(running_tree());
+        world.step(10ms);
+    }
+    const std::vector<std::string> one = {"self stale", "other stale", "other not despawned",
+                                          "World::spawn(): the world is being destroyed",
+                                          "terminate:Aborted memory 7 hp 100"};
+    std::vector<std::string> both = one;
+    both.insert(both.end(), one.begin(), one.end());
+    CHECK(log == both);
+}
+
+TEST_CASE("world: change slots that despawn or spawn between frames never free a blackboard still in use") {
+    for (const bool spawn : {false, true}) {
+        CAPTURE(spawn);
+        std::vector<std::string> log;  // outlives the world, whose destruction ends the agents
+        World world;
+        const Tree tree = terminating_tree([](ActionContext&) {}, log);
+        const AgentHandle h = world.spawn(tree);
+        std::vector<AgentHandle> spawned;
+        std::vector<int> seen;
+        boost::signals2::scoped_connection first = world.bus().subscribe([&](const BlackboardChange&) {
+            if (spawn) {
+                for (int i = 0; i < 40; ++i) spawned.push_back(world.spawn(tree));
+            } else {
+                CHECK(world.despawn(h));
+                CHECK_FALSE(world.alive(h));
+            }
+        });
+        boost::signals2::scoped_connection second = world.bus().subscribe(
+            [&](const BlackboardChange& ch) { seen.push_back(ch.blackboard.get<int>(Key<int>{ch.key})); });
+        world.step(10ms);
+        world.at(h).blackboard().set("hp", 90);
+        CHECK(seen == std::vector<int>{90});
+        first.disconnect();
+        if (spawn) {
+            CHECK(world.size() == 41);
+            for (const AgentHandle s : spawned) CHECK(world.agent(s) != nullptr);
+            CHECK(world.at(h).blackboard().get<int>("hp") == 90);
+        } else {
+            CHECK(world.size() == 0);
+            CHECK(world.agent(h) == nullptr);
+            CHECK(log.empty());  // freed once no callback runs: at the latest when the next step starts
+            CHECK(world.step(10ms).agents_stepped == 0);
+            CHECK(log == std::vector<std::string>{"terminate:Aborted memory 7 hp 90", "terminate:Aborted memory 7 hp 90"});
+        }
+    }
+}
+
+TEST_CASE("world: at the end of a frame, callbacks of the agents freed may spawn and despawn; all is done in that frame end") {
+    std::vector<std::string> log;
+    World world;
+    AgentHandle victim{}, second{}, spawned{};
+    bool done = false;
+    ActionSpec killer;
+    killer.update = [&](ActionContext& ctx) {
+        if (ctx.tick() == 1) CHECK(world.despawn(victim));
+        return Status::Running;
+    };
+    world.spawn(TreeBuilder("killer").action("Kill", killer).end());
+    victim = world.spawn(terminating_tree(
+        [&](ActionContext&) {
+            if (done) return;
+            done = true;
+            spawned = world.spawn(running_tree());  // joins in this frame end
+            CHECK(world.despawn(second));           // freed in this frame end too
+        },
+        log));
+    second = world.spawn(terminating_tree([](ActionContext&) {}, log));
+    world.at(second).blackboard().set("hp", 2);
+    world.step(10ms);
+    world.step(10ms);
+    CHECK(log == std::vector<std::string>{"terminate:Aborted memory 7 hp 100", "terminate:Aborted memory 7 hp 100",
+                                          "terminate:Aborted memory 7 hp 2", "terminate:Aborted memory 7 hp 2"});
+    CHECK_FALSE(world.alive(victim));
+    CHECK_FALSE(world.alive(second));
+    REQUIRE(world.agent(spawned) != nullptr);
+    CHECK(world.size() == 2);
+    CHECK(world.step(10ms).agents_stepped == 2);  // the killer and the spawned agent
+}
+
+TEST_CASE("world: step() from a change slot or from an onTerminate of an agent being freed is refused") {
+    std::vector<std::string> log, errors;
+    World world;
+    const auto try_step = [&] {
+        try {
+            world.step(10ms);
+        } catch (const UsageError& e) {
+            errors.push_back(e.what());
+        }
+    };
+    const AgentHandle h = world.spawn(terminating_tree([&](ActionContext&) { try_step(); }, log));
+    boost::signals2::scoped_connection c = world.bus().subscribe([&](const BlackboardChange&) { try_step(); });
+    world.step(10ms);
+    world.at(h).blackboard().set("hp", 5);
+    CHECK(world.despawn(h));
+    const std::string refused =
+        "World::step() called from a callback of the world (a change slot, or an onTerminate of an agent being freed)";
+    CHECK(errors == std::vector<std::string>{refused, refused, refused});
+    CHECK(log.size() == 2);
+    CHECK(world.frame() == 1);
+}
+
+// ---- handles -------------------------------------------------------------------------------------------
+
+struct ebt::WorldTestAccess {
+    static void set_generation(World& world, std::uint32_t index, std::uint32_t generation) {
+        world.set_generation_for_test(index, generation);
+    }
+};
+
+TEST_CASE("world: a spawn cancelled in its frame leaves a stale handle; the slot's next agent gets a new one") {
+    for (const bool next_in_frame : {true, false}) {
+        CAPTURE(next_in_frame);
+        World world;
+        AgentHandle a{}, b{};
+        int calls = 0;
+        ActionSpec spec;
+        spec.update = [&](ActionContext&) {
+            if (calls++ == 0) {
+                a = world.spawn(running_tree());
+                CHECK(world.despawn(a));  // cancelled before it joined
+                CHECK_FALSE(world.alive(a));
+                if (next_in_frame) b = world.spawn(running_tree());
+            }
+            return Status::Running;
+        };
+        world.spawn(TreeBuilder("spawner").action("Spawn", spec).end());
+        world.step(10ms);
+        if (!next_in_frame) b = world.spawn(running_tree());
+        CHECK(b.index == a.index);
+        CHECK(b != a);
+        CHECK_FALSE(world.alive(a));
+        CHECK(world.alive(b));
+        CHECK_FALSE(world.despawn(a));  // must not kill the new agent
+        CHECK(world.alive(b));
+        CHECK(world.agent(b) != nullptr);
+        CHECK(world.size() == 2);
+    }
+}
+
+TEST_CASE("world: a slot whose generations are used up is retired: an old handle never comes back") {
+    World world;
+    const AgentHandle first = world.spawn(running_tree());
+    CHECK(first == AgentHandle{0, 1});
+    CHECK(world.despawn(first));
+    WorldTestAccess::set_generation(world, 0, 0xFFFFFFFE);
+    const AgentHandle last = world.spawn(running_tree());
+    CHECK(last == AgentHandle{0, 0xFFFFFFFE});
+    CHECK(world.despawn(last));
+    for (int i = 0; i < 4; ++i) {
+        const AgentHandle h = world.spawn(running_tree());
+        CAPTURE(h.index);
+        CAPTURE(h.generation);
+        CHECK(h.index != 0);
+        CHECK_FALSE(world.alive(first));
+        CHECK(world.despawn(h));
+    }
+    CHECK_FALSE(world.alive(first));
+    CHECK_FALSE(world.alive(last));
+    CHECK_FALSE(world.alive(AgentHandle{0, 0xFFFFFFFF}));
+    CHECK_FALSE(world.alive(AgentHandle{0, 0}));
+}
+
+// ---- timers ---------------------------------------------------------------------------------------------
+
+TEST_CASE("world: the timer heap keeps one entry per waiting agent, however often guards wake them") {
+    World world;
+    SharedBlackboard& squad = world.create_shared("squad");
+    squad.declare<bool>("noise").declare<bool>("never");
+    const Tree tree = TreeBuilder("sentry")
+                          .shared_key<bool>("squad", "noise")
+                          .shared_key<bool>("squad", "never")
+                          .active_selector()
+                              .sequence()
+                                  .precondition(Predicate::is("squad.noise") && Predicate::is("squad.never"))
+                                  .abort(AbortMode::LowerPriority)
+                                  .action("Alarm", test::running_action())
+                              .back()
+                              .wait(std::chrono::hours(1000))
+                          .back()
+                          .end();
+    constexpr std::uint32_t kAgents = 10'000;
+    for (std::uint32_t i = 0; i < kAgents; ++i) world.spawn(tree, {.shared = {{"squad", &squad}}});
+    world.step(50ms);
+    world.step(50ms);
+    std::size_t most = 0;
+    std::uint32_t stepped = 0;
+    for (int frame = 0; frame < 20; ++frame) {
+        squad.set("noise", frame % 2 == 0);  // a live guard reads it: every agent wakes every frame
+        stepped += world.step(50ms).agents_stepped;
+        most = std::max(most, world.timer_entries());
+    }
+    CHECK(stepped == 20 * kAgents);
+    CHECK(most == kAgents);  // the same deadline: the entry already in the heap serves
+}
+
+TEST_CASE("world: stale timer entries are compacted: deadlines that move on every wake do not grow the heap") {
+    std::vector<ResumeHandle> handles(1000);
+    ActionSpec sleeper;
+    sleeper.on_initialize = [&handles](ActionContext& ctx) { handles[ctx.agent().seed()] = ctx.suspend(); };
+    sleeper.update = [](ActionContext&) { return Status::Running; };
+    // Each resume ends the run of Timeout, which Repeat starts again (next tick) with a deadline an hour later.
+    const Tree tree = TreeBuilder("resumed").repeat().timeout(1h).action("Sleep", sleeper).back().back().end();
+    World world;
+    std::vector<AgentHandle> agents;
+    for (std::uint64_t i = 0; i < handles.size(); ++i) agents.push_back(world.spawn(tree, {.seed = i}));
+    world.step(50ms);
+    std::size_t most = 0;
+    for (int frame = 0; frame < 50; ++frame) {
+        std::size_t resumed = 0;
+        for (std::size_t i = 0; i < agents.size(); ++i) resumed += world.at(agents[i]).resume(handles[i], Status::Success);
+        CAPTURE(frame);
+        CHECK(resumed == 1000);
+        world.step(50ms);  // the action ends; Repeat starts its child again in the next tick
+        world.step(50ms);  // a new Timeout, due an hour from now: the agent's deadline moved
+        most = std::max(most, world.timer_entries());
+    }
+    CHECK(most >= 1000);
+    CHECK(most <= 2 * 1000 + 64);  // live entries (one per agent) and at most as many stale ones, plus slack
+}
+
+TEST_CASE("world: a deadline near the end of the clock never falls due (world time saturates)") {
+    World world;
+    world.step(std::chrono::hours(1));
+    // The agent's clock starts at 0: its deadline is far from "never" in agent time, but an hour of
+    // world time later it is past the end of the world's clock.
+    const Duration far(std::numeric_limits<std::int64_t>::max() - 1'000'000);
+    const AgentHandle h = world.spawn(TreeBuilder("far").sequence().wait(far).action("Act", test::running_action()).back().end());
+    for (int i = 0; i < 3; ++i) world.step(10ms);
+    CHECK(world.at(h).status(1) == Status::Running);  // the Wait
+    CHECK(world.at(h).status(2) == Status::Invalid);
+    CHECK(world.timer_entries() == 0);
+}
+
+// ---- refused steps ----------------------------------------------------------------------------------------
+
+TEST_CASE("world: a refused step changes nothing (frame, clock, agents, shared writes, timers)") {
+    World world;
+    SharedBlackboard& squad = world.create_shared("squad");
+    squad.declare<int>("count");
+    const AgentHandle waiter = world.spawn(wait_tree(100ms));
+    const AgentHandle runner = world.spawn(running_tree(), {.mode = Mode::Polling});
+    world.step(50ms);
+    world.step(50ms);
+    squad.set("count", 3);
+    const std::uint64_t hash = world.state_hash();
+    const auto unchanged = [&] {
+        CHECK(world.frame() == 2);
+        CHECK(world.now() == 100'000);
+        CHECK(world.state_hash() == hash);
+        CHECK(world.at(waiter).now() == 50'000);  // not stepped since frame 0: its logical clock is in the hash
+        CHECK(world.at(waiter).status(1) == Status::Running);  // its Wait is due at 150 ms
+        CHECK(world.at(runner).stats().updates == 2);
+        CHECK(squad.get<int>("count") == 0);  // not published
+        CHECK(squad.pending<int>("count") == 3);
+        CHECK_FALSE(world.in_step());
+    };
+    CHECK_THROWS_WITH_AS(world.step(std::nan("")), "World::step(): dt is NaN", UsageError);
+    unchanged();
+    CHECK_THROWS_WITH_AS(world.step(std::numeric_limits<double>::infinity()),
+                         "World::step(): dt of inf s is past the clock's range (2^61 us, about 73,000 years)", UsageError);
+    unchanged();
+    CHECK_THROWS_WITH_AS(world.step(-0.05), "World::step(): negative dt (-0.05 s)", UsageError);
+    unchanged();
+    CHECK_THROWS_WITH_AS(world.step(Duration(-1)), "World::step() with a negative dt", UsageError);
+    unchanged();
+    const Duration past(limits::kMaxClockMicroseconds - 100'000 + 1);
+    const std::string past_message = "World::step(): a dt of " + std::to_string(past.count()) +
+                                     " us would move the world clock past its limit (2^61 us, about 73,000 years)";
+    CHECK_THROWS_WITH_AS(world.step(past), past_message.c_str(), UsageError);
+    unchanged();
+    // The world steps on normally: the Wait falls due, the write is published.
+    world.step(50ms);
+    CHECK(world.at(waiter).status(2) == Status::Success);
+    CHECK(squad.get<int>("count") == 3);
+}
+
+TEST_CASE("world: despawning agents compacts their timer entries") {
+    World world;
+    std::vector<AgentHandle> agents;
+    for (int i = 0; i < 1000; ++i) agents.push_back(world.spawn(wait_tree(1h)));
+    world.step(50ms);
+    CHECK(world.timer_entries() == 1000);
+    for (int i = 0; i < 990; ++i) CHECK(world.despawn(agents[static_cast<std::size_t>(i)]));
+    CHECK(world.timer_entries() <= 2 * 10 + 64);
+    world.step(50ms);
+    CHECK(world.timer_entries() <= 2 * 10 + 64);
 }

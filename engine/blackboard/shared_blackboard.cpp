@@ -8,15 +8,17 @@ SharedBlackboard::SharedBlackboard(std::string name) : name_(std::move(name)) {
 }
 
 void SharedBlackboard::declare_raw(std::string key, const TypeInfo* type, const void* initial) {
+    if (publishing_)
+        throw UsageError("shared blackboard '" + name_ + "': declare('" + key + "') from inside its publish (a change slot)");
     if (schema_.find(key) != kNoKey) throw BuildError("shared blackboard '" + name_ + "': key '" + key + "' is declared twice");
-    schema_.declare_raw(std::move(key), type, initial);
-    published_.assign(schema_.defaults(), schema_.defaults() + schema_.storage_size());
-    // Keep pending writes made so far to other keys.
-    std::vector<std::byte> pending(published_);
-    for (std::size_t k = 0; k + 1 < schema_.size(); ++k)
-        if (written_[k]) std::memcpy(pending.data() + schema_.info(static_cast<KeyId>(k)).offset, pending_.data() + schema_.info(static_cast<KeyId>(k)).offset,
-                                     schema_.info(static_cast<KeyId>(k)).type->size);
-    pending_ = std::move(pending);
+    const KeyId id = schema_.declare_raw(std::move(key), type, initial);
+    // Keys are packed in declaration order: the keys declared before keep their offsets, and so their
+    // published and pending values. The new key starts with its initial value in both buffers.
+    const KeyInfo& info = schema_.info(id);
+    published_.resize(schema_.storage_size(), std::byte{0});
+    pending_.resize(schema_.storage_size(), std::byte{0});
+    std::memcpy(published_.data() + info.offset, schema_.defaults() + info.offset, info.type->size);
+    std::memcpy(pending_.data() + info.offset, schema_.defaults() + info.offset, info.type->size);
     written_.push_back(0);
 }
 
@@ -29,7 +31,13 @@ void SharedBlackboard::set_raw(KeyId id, const void* value) {
 }
 
 std::size_t SharedBlackboard::publish() {
+    if (publishing_) throw UsageError("shared blackboard '" + name_ + "': publish() from inside its publish (a change slot)");
     if (!any_written_) return 0;
+    struct Publishing {
+        bool& flag;
+        explicit Publishing(bool& f) : flag(f) { flag = true; }
+        ~Publishing() { flag = false; }
+    } publishing(publishing_);
     any_written_ = false;
     std::size_t changed = 0;
     for (KeyId k = 0; k < schema_.size(); ++k) {

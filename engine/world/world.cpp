@@ -6,50 +6,101 @@
 #include <algorithm>
 #include <bit>
 #include <functional>
+#include <limits>
 #include <string>
 
 namespace ebt {
 
+namespace {
+/// What a slot of the world holds.
+enum class State : std::uint8_t {
+    Free,     // no agent (or one being freed)
+    Joining,  // spawned during a frame: joins at its end (its tree waits in pending_spawns_)
+    Live,     // has an agent that is stepped
+    Dying,    // despawned: the handle is stale; freed once no callback uses the agent
+};
+}  // namespace
+
 /// One place in the world's storage. A slot is reused after its agent is freed; its generation then
-/// changes, which makes old handles stale.
+/// has changed, which makes old handles stale. Slots never move (see World::slot).
 struct World::Slot {
     std::optional<Agent> agent;
+    TimePoint last_time = 0;        // world time of the agent's last tick (or of its joining)
+    TimePoint timer_due = 0;        // when timer_armed: the due time of its live timer-heap entry
     std::uint32_t generation = 1;
-    std::uint32_t interval = 1;    // LOD: tick every `interval` frames
-    TimePoint last_time = 0;       // world time of the agent's last tick (or of its joining)
-    std::uint32_t timer_stamp = 0; // the current entry of this slot in the timer heap
-    bool live = false;             // has an agent
-    bool joining = false;          // spawned during a frame: joins at its end
-    bool dying = false;            // despawned during a frame: freed at its end
+    std::uint32_t interval = 1;     // LOD: tick every `interval` frames
+    std::uint32_t timer_stamp = 0;  // the stamp of its live timer-heap entry
+    State state = State::Free;
+    bool timer_armed = false;       // has a live entry in the timer heap
+    bool retired = false;           // its generations are used up: never reused
 };
 
 namespace {
 bool later(const auto& a, const auto& b) { return a.due > b.due; }  // min-heap order
+constexpr TimePoint kNever = std::numeric_limits<TimePoint>::max();
+/// The generation a slot may not reach: when a despawn would give it this one, the slot is retired
+/// (handles carry 32-bit generations; reusing the slot further would bring old handles back).
+constexpr std::uint32_t kRetiredGeneration = 0xFFFFFFFF;
 }  // namespace
 
 World::World() = default;
+
 World::~World() {
+    // Every handle is stale before the first onTerminate runs; spawns from those are refused, and
+    // despawns (of stale handles) return false.
+    closing_ = true;
     in_step_ = false;
-    for (std::uint32_t i = 0; i < slots_.size(); ++i)
-        if (slots_[i].agent) slots_[i].agent.reset();
+    ++busy_;
+    pending_spawns_.clear();
+    for (std::uint32_t i = 0; i < slot_count_; ++i) {
+        Slot& s = slot(i);
+        if (s.state == State::Free) continue;
+        ++s.generation;
+        s.state = State::Dying;
+    }
+    for (std::uint32_t i = 0; i < slot_count_; ++i) slot(i).agent.reset();  // running actions: onTerminate(Aborted)
+}
+
+World::Slot& World::slot(std::uint32_t index) const noexcept {
+    // Chunk c covers indices [kFirstChunk * (2^c - 1), kFirstChunk * (2^(c+1) - 1)).
+    const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
+    const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
+    return chunks_[c][v - (std::uint64_t{kFirstChunk} << c)];
+}
+
+std::uint32_t World::new_slot() {
+    if (!free_.empty()) {
+        const std::uint32_t index = free_.back();
+        free_.pop_back();
+        return index;
+    }
+    // 0xFFFFFFFF stays an index no handle can name (AgentHandle's default).
+    if (slot_count_ == 0xFFFFFFFF) throw UsageError("World::spawn(): all 2^32 - 1 slots are in use or retired");
+    const std::uint32_t index = slot_count_;
+    const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
+    const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
+    if (!chunks_[c]) chunks_[c] = std::make_unique<Slot[]>(std::size_t{kFirstChunk} << c);
+    ++slot_count_;
+    return index;
+}
+
+void World::set_generation_for_test(std::uint32_t index, std::uint32_t generation) {
+    if (index >= slot_count_) throw UsageError("set_generation_for_test(): no slot " + std::to_string(index));
+    slot(index).generation = generation;
 }
 
 bool World::valid(AgentHandle h) const noexcept {
-    if (h.index >= slots_.size()) {
-        for (const auto& p : pending_spawns_)
-            if (p.slot == h.index) return h.generation == 1;
-        return false;
-    }
-    const Slot& s = slots_[h.index];
-    return s.generation == h.generation && (s.live || s.joining) && !s.dying;
+    if (h.index >= slot_count_) return false;
+    const Slot& s = slot(h.index);
+    return s.generation == h.generation && (s.state == State::Live || s.state == State::Joining);
 }
 
 bool World::alive(AgentHandle h) const noexcept { return valid(h); }
 
 Agent* World::agent(AgentHandle h) noexcept {
-    if (h.index >= slots_.size() || !valid(h)) return nullptr;
-    Slot& s = slots_[h.index];
-    return s.live && s.agent ? &*s.agent : nullptr;
+    if (!valid(h)) return nullptr;
+    Slot& s = slot(h.index);
+    return s.state == State::Live ? &*s.agent : nullptr;
 }
 const Agent* World::agent(AgentHandle h) const noexcept { return const_cast<World*>(this)->agent(h); }
 
@@ -60,9 +111,16 @@ Agent& World::at(AgentHandle h) {
     throw UsageError(what + " is stale: its agent was despawned or never existed");
 }
 
+std::uint64_t World::slot_errors() const noexcept {
+    std::uint64_t n = bus_.slot_errors();
+    for (const auto& entry : shared_) n += entry.blackboard->slot_errors();
+    return n;
+}
+
 // ---- shared blackboards --------------------------------------------------------------------------------
 
 SharedBlackboard& World::create_shared(std::string name) {
+    if (closing_) throw UsageError("World::create_shared(): the world is being destroyed");
     if (shared(name)) throw UsageError("World::create_shared(): a shared blackboard '" + name + "' exists already");
     SharedEntry entry;
     entry.blackboard = std::make_unique<SharedBlackboard>(std::move(name));
@@ -86,11 +144,15 @@ std::size_t World::shared_index(const SharedBlackboard* blackboard) const {
 
 void World::validate_bindings(const Tree& tree, const SpawnOptions& options) const {
     const BlackboardSchema& schema = tree.schema();
-    for (const auto& [scope, blackboard] : options.shared) {
+    for (std::size_t b = 0; b < options.shared.size(); ++b) {
+        const auto& [scope, blackboard] = options.shared[b];
         if (std::find(schema.scopes().begin(), schema.scopes().end(), scope) == schema.scopes().end())
             throw UsageError("World::spawn(): tree '" + tree.name() + "' has no shared scope '" + scope + "'");
         if (!blackboard || shared_index(blackboard) == shared_.size())
             throw UsageError("World::spawn(): scope '" + scope + "' is bound to a shared blackboard this world does not own");
+        for (std::size_t earlier = 0; earlier < b; ++earlier)
+            if (options.shared[earlier].first == scope)
+                throw UsageError("World::spawn(): shared scope '" + scope + "' is bound twice in SpawnOptions::shared");
     }
     for (std::size_t s = 0; s < schema.scopes().size(); ++s) {
         const std::string& scope = schema.scopes()[s];
@@ -109,8 +171,8 @@ void World::validate_bindings(const Tree& tree, const SpawnOptions& options) con
     }
 }
 
-void World::subscribe(std::uint32_t slot, const SpawnOptions& options) {
-    Agent& a = *slots_[slot].agent;
+void World::subscribe(std::uint32_t index, const SpawnOptions& options) {
+    Agent& a = *slot(index).agent;
     const BlackboardSchema& schema = a.tree().schema();
     for (const auto& [scope, blackboard] : options.shared) {
         a.bind(scope, *blackboard);
@@ -120,25 +182,40 @@ void World::subscribe(std::uint32_t slot, const SpawnOptions& options) {
             if (info.scope == kLocalScope || schema.scopes()[info.scope] != scope) continue;
             const KeyId sid = blackboard->schema().find(info.shared_name);
             if (entry.subscribers.size() <= sid) entry.subscribers.resize(sid + 1u);
-            entry.subscribers[sid].push_back(Subscriber{slot, slots_[slot].generation, k});
+            auto& list = entry.subscribers[sid];
+            list.push_back(Subscriber{index, slot(index).generation, k});
+            // Entries of agents that left are dropped when a change is routed; for a key that is never
+            // written, drop them here once they could outnumber the live ones (each agent subscribes
+            // once per key), so that spawning and despawning cannot grow the list without bound.
+            if (routing_ == 0 && list.size() > 2 * live_ + 64)
+                std::erase_if(list, [this](const Subscriber& sub) {
+                    const Slot& s = slot(sub.slot);
+                    return s.state != State::Live || s.generation != sub.generation;
+                });
         }
     }
 }
 
 void World::route(std::size_t shared_index, KeyId key) {
-    SharedEntry& entry = shared_[shared_index];
-    if (entry.subscribers.size() <= key) return;
-    auto& list = entry.subscribers[key];
-    const std::byte* value = entry.blackboard->published(key);
-    for (std::size_t i = 0; i < list.size();) {
-        const Subscriber& sub = list[i];
-        Slot* s = sub.slot < slots_.size() ? &slots_[sub.slot] : nullptr;
-        if (!s || !s->live || s->dying || !s->agent || s->generation != sub.generation) {
+    if (shared_[shared_index].subscribers.size() <= key) return;
+    ++routing_;
+    struct Routing {
+        std::uint32_t& depth;
+        ~Routing() { --depth; }
+    } routing{routing_};
+    // The list is indexed afresh on every turn: a change slot run by mirror() may spawn agents (which
+    // subscribe, growing the lists) or create shared blackboards (growing shared_).
+    for (std::size_t i = 0; i < shared_[shared_index].subscribers[key].size();) {
+        auto& list = shared_[shared_index].subscribers[key];
+        const Subscriber sub = list[i];
+        Slot& s = slot(sub.slot);
+        if (s.state != State::Live || s.generation != sub.generation) {
             list[i] = list.back();  // the agent is gone: forget it
             list.pop_back();
             continue;
         }
-        s->agent->blackboard().mirror(sub.tree_key, value);  // wakes the agent if a live guard reads it
+        // Wakes the agent if a live guard reads the key.
+        s.agent->blackboard().mirror(sub.tree_key, shared_[shared_index].blackboard->published(key));
         ++i;
     }
 }
@@ -146,101 +223,140 @@ void World::route(std::size_t shared_index, KeyId key) {
 // ---- agents ----------------------------------------------------------------------------------------------
 
 AgentHandle World::spawn(Tree tree, SpawnOptions options) {
+    if (closing_) throw UsageError("World::spawn(): the world is being destroyed");
     if (!tree) throw UsageError("World::spawn(): the tree is empty");
     if (options.tick_interval < 1) throw UsageError("World::spawn(): tick_interval must be >= 1");
     validate_bindings(tree, options);
-    std::uint32_t index;
-    if (!free_.empty()) {
-        index = free_.back();
-        free_.pop_back();
-    } else {
-        index = static_cast<std::uint32_t>(slots_.size());
-        for (const auto& p : pending_spawns_) index = std::max(index, p.slot + 1);
-    }
-    PendingSpawn spawn{index, std::move(tree), options};
-    const std::uint32_t generation = index < slots_.size() ? slots_[index].generation : 1;
+    const std::uint32_t index = new_slot();
+    Slot& s = slot(index);
+    s.interval = options.tick_interval;
+    const AgentHandle handle{index, s.generation};
     if (in_step_) {
-        if (index < slots_.size()) slots_[index].joining = true;
-        pending_spawns_.push_back(std::move(spawn));
+        s.state = State::Joining;
+        pending_spawns_.push_back(PendingSpawn{index, std::move(tree), std::move(options)});
     } else {
-        materialize(spawn);
+        // Between frames, even from a callback: slots never move, so creating an agent cannot disturb one
+        // that is running user code.
+        try {
+            materialize(index, std::move(tree), options);
+        } catch (...) {
+            release(index);
+            throw;
+        }
     }
     ++live_;
-    return AgentHandle{index, generation};
+    free_when_idle();
+    return handle;
 }
 
-void World::materialize(PendingSpawn& p) {
-    if (p.slot >= slots_.size()) slots_.resize(p.slot + 1);
-    Slot& s = slots_[p.slot];
+void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& options) {
+    Slot& s = slot(index);
     AgentOptions ao;
-    ao.mode = p.options.mode;
-    ao.seed = p.options.seed;
-    ao.restart_on_end = p.options.restart_on_end;
-    ao.listener = p.options.listener;
+    ao.mode = options.mode;
+    ao.seed = options.seed;
+    ao.restart_on_end = options.restart_on_end;
+    ao.listener = options.listener;
     ao.bus = &bus_;
-    s.agent.emplace(std::move(p.tree), ao);
-    s.agent->set_host(this, p.slot);
-    subscribe(p.slot, p.options);
-    s.interval = p.options.tick_interval;
+    s.agent.emplace(std::move(tree), ao);
+    s.agent->set_host(this, index);
+    subscribe(index, options);
     s.last_time = now_;
-    s.live = true;
-    s.joining = false;
-    s.dying = false;
-    set_awake(p.slot);  // the root starts on the agent's first tick
+    s.state = State::Live;
+    set_awake(index);  // the root starts on the agent's first tick
 }
 
 bool World::despawn(AgentHandle h) {
     if (!valid(h)) return false;
     --live_;
-    // A spawn still pending in this frame is simply cancelled.
-    for (auto it = pending_spawns_.begin(); it != pending_spawns_.end(); ++it)
-        if (it->slot == h.index) {
-            pending_spawns_.erase(it);
-            if (h.index < slots_.size()) {
-                slots_[h.index].joining = false;
-                ++slots_[h.index].generation;
-            }
-            free_.push_back(h.index);
-            return true;
-        }
-    Slot& s = slots_[h.index];
-    ++s.generation;  // every handle to it is stale from now on
+    Slot& s = slot(h.index);
+    if (s.state == State::Joining) {
+        // A spawn still pending in this frame is simply cancelled; its handle goes stale like any other.
+        const auto it = std::find_if(pending_spawns_.begin(), pending_spawns_.end(),
+                                     [&](const PendingSpawn& p) { return p.slot == h.index; });
+        if (it != pending_spawns_.end()) pending_spawns_.erase(it);
+        next_generation(s);
+        release(h.index);
+        return true;
+    }
+    next_generation(s);  // every handle to it is stale from now on
+    s.state = State::Dying;
     clear_awake(h.index);
-    if (in_step_) {
-        s.dying = true;
-        if (stepping_ == h.index) s.agent->abort();  // ends its tick as soon as the calling code returns
+    disarm_timer(s);
+    Agent& a = *s.agent;
+    if (callback_running() || a.in_tick()) {
+        // Someone may still use the agent: its own tick or abort() (then the tick ends as soon as the
+        // calling user function returns), a change slot reading its blackboard, the frame loop.
+        if (a.in_tick()) a.abort();
         pending_frees_.push_back(h.index);
     } else {
         destroy(h.index);
+        free_when_idle();
     }
     return true;
 }
 
-void World::destroy(std::uint32_t index) {
-    Slot& s = slots_[index];
-    s.agent.reset();  // running actions get onTerminate(Aborted)
-    s.live = false;
-    s.dying = false;
+/// Moves a slot to its next generation (making every handle to it stale); a slot whose generations are
+/// used up is retired: release() will not put it back on the free list.
+void World::next_generation(Slot& s) noexcept {
+    if (++s.generation == kRetiredGeneration) s.retired = true;
+}
+
+void World::release(std::uint32_t index) {
+    Slot& s = slot(index);
+    s.agent.reset();
+    s.state = State::Free;
     clear_awake(index);
-    free_.push_back(index);
+    disarm_timer(s);
+    compact_timers_if_stale();
+    if (!s.retired) free_.push_back(index);
+}
+
+void World::destroy(std::uint32_t index) {
+    ++busy_;
+    // Running actions get onTerminate(Aborted). From there, spawns take effect at once (slots do not
+    // move, and this slot is not free yet) and despawns are deferred.
+    slot(index).agent.reset();
+    --busy_;
+    release(index);
+}
+
+void World::free_when_idle() {
+    if (pending_frees_.empty() || callback_running()) return;
+    free_deferred();
+}
+
+void World::free_deferred() {
+    // In despawn order. destroy() runs callbacks that may despawn more agents: they are appended and
+    // freed in this loop too. An agent still inside its own tick or abort() (game code despawned it
+    // from there) stays in the list for later.
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < pending_frees_.size(); ++k) {
+        const std::uint32_t index = pending_frees_[k];
+        if (slot(index).agent->in_tick()) {
+            pending_frees_[kept++] = index;
+            continue;
+        }
+        destroy(index);
+    }
+    pending_frees_.resize(kept);
 }
 
 bool World::set_tick_interval(AgentHandle h, std::uint32_t interval) {
     if (interval < 1) throw UsageError("World::set_tick_interval(): the interval must be >= 1");
-    if (!valid(h) || h.index >= slots_.size()) return false;
-    slots_[h.index].interval = interval;
+    if (!valid(h)) return false;
+    slot(h.index).interval = interval;  // a joining agent keeps it when it joins
     return true;
 }
 
 bool World::lod_frame(std::uint32_t slot) const {
     // Agents with the same interval are spread over its frames by slot, so that they do not all
     // tick in the same frame.
-    const std::uint32_t interval = slots_[slot].interval;
+    const std::uint32_t interval = this->slot(slot).interval;
     return interval <= 1 || (frame_ + slot) % interval == 0;
 }
 
-void World::on_agent_wake(std::uint32_t slot) {
-    if (slot < slots_.size() && slots_[slot].live && !slots_[slot].dying) set_awake(slot);
+void World::on_agent_wake(std::uint32_t index) {
+    if (index < slot_count_ && slot(index).state == State::Live) set_awake(index);
 }
 
 std::uint32_t World::next_awake_far(std::uint32_t from, std::uint32_t end) const {
@@ -271,52 +387,93 @@ std::uint32_t World::next_awake_far(std::uint32_t from, std::uint32_t end) const
 }
 
 void World::step_slot(std::uint32_t index, FrameMetrics& m) {
-    // Agents are freed only at the end of the frame and slots_ does not grow during one: `s` and
-    // `a` stay valid through the tick, even if the agent despawns itself.
-    Slot& s = slots_[index];
+    // Slots never move and agents are freed only when no callback runs (at the end of the frame):
+    // `s` and `a` stay valid through the tick, even if the agent despawns itself or spawns others.
+    Slot& s = slot(index);
     Agent& a = *s.agent;
     const Duration dt(now_ - s.last_time);
     s.last_time = now_;
     const AgentStats& stats = a.stats();
     const std::uint32_t updates = stats.updates, guards = stats.guards_evaluated;
     const std::uint32_t visited = stats.nodes_visited, timers = stats.timers_fired;
-    stepping_ = index;
     // tick_numbered() checks what game code could have broken: a tick number behind the agent's (it
     // was ticked by hand), a tick of the same agent already running, a moved-from agent.
     a.tick_numbered(frame_, dt);
-    stepping_ = 0xFFFFFFFF;
     ++m.agents_stepped;
     m.behaviors_updated += stats.updates - updates;
     m.guards_evaluated += stats.guards_evaluated - guards;
     m.events_handled += stats.nodes_visited - visited;
     m.timers_fired += stats.timers_fired - timers;
-    if (!s.dying && a.has_pending_work()) return;  // the common case: it stays awake
+    if (s.state == State::Live && a.has_pending_work()) return;  // the common case: it stays awake
     schedule_after_step(index);
 }
 
 void World::schedule_after_step(std::uint32_t index) {
-    Slot& s = slots_[index];
-    if (s.dying || !s.agent) {
+    Slot& s = slot(index);
+    if (s.state != State::Live) {
         clear_awake(index);
         return;
     }
     const Agent& a = *s.agent;
     if (a.has_pending_work()) return;  // stays awake (polling agents always do)
     clear_awake(index);
+    // Agent time runs with world time, so the deadline falls due at this world time; saturated like
+    // the agent's own deadlines: one past the end of the world's clock never comes.
     const TimePoint d = a.next_deadline();
-    if (d == std::numeric_limits<TimePoint>::max()) return;
-    // Agent time runs with world time, so the deadline falls due at this world time.
-    timers_.push_back(TimerEntry{now_ + (d - a.now()), index, ++s.timer_stamp});
+    const TimePoint left = d - a.now();  // both in [0, kNever]: no overflow (negative: due already)
+    const TimePoint due = d == kNever || left > kNever - now_ ? kNever : now_ + left;
+    if (due == kNever) {
+        disarm_timer(s);
+        return;
+    }
+    if (s.timer_armed && s.timer_due == due) return;  // the entry in the heap serves (a wake changed nothing)
+    arm_timer(index, due);
+}
+
+void World::arm_timer(std::uint32_t index, TimePoint due) {
+    Slot& s = slot(index);
+    disarm_timer(s);  // its old entry, if any, goes stale
+    timers_.push_back(TimerEntry{due, index, ++s.timer_stamp});
     std::push_heap(timers_.begin(), timers_.end(), [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); });
+    s.timer_armed = true;
+    s.timer_due = due;
+    ++timers_live_;
+    compact_timers_if_stale();
+}
+
+void World::compact_timers_if_stale() {
+    // Stale entries (deadlines that moved, agents that left) would stay until due, maybe for hours:
+    // drop them once they outnumber the live ones (by 64), so the heap stays within twice the agents.
+    if (timers_.size() > 2 * timers_live_ + 64) compact_timers();
+}
+
+void World::disarm_timer(Slot& s) noexcept {
+    if (!s.timer_armed) return;
+    s.timer_armed = false;
+    --timers_live_;
+}
+
+void World::compact_timers() {
+    std::erase_if(timers_, [this](const TimerEntry& e) {
+        const Slot& s = slot(e.slot);
+        return !s.timer_armed || s.timer_stamp != e.stamp;
+    });
+    std::make_heap(timers_.begin(), timers_.end(), [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); });
 }
 
 FrameMetrics World::step(Duration dt) {
     if (in_step_) throw UsageError("World::step() called from inside a step");
+    if (closing_) throw UsageError("World::step(): the world is being destroyed");
+    if (callback_running())
+        throw UsageError("World::step() called from a callback of the world (a change slot, or an onTerminate of an agent being freed)");
     if (dt.count() < 0) throw UsageError("World::step() with a negative dt");
     if (dt.count() > limits::kMaxClockMicroseconds - now_)
         throw UsageError("World::step(): a dt of " + std::to_string(dt.count()) +
                          " us would move the world clock past its limit (2^61 us, about 73,000 years)");
     const auto wall_start = std::chrono::steady_clock::now();
+    const std::uint64_t slot_errors_before = slot_errors();
+    // Agents despawned between frames from callbacks are freed now, before the frame.
+    free_when_idle();
     FrameMetrics m;
     m.frame = frame_;
     in_step_ = true;
@@ -324,15 +481,13 @@ FrameMetrics World::step(Duration dt) {
     // world must not stay "in a step": the next step() and the spawn/despawn rules depend on it.
     struct StepScope {
         World& w;
-        ~StepScope() {
-            w.in_step_ = false;
-            w.stepping_ = 0xFFFFFFFF;
-        }
+        ~StepScope() { w.in_step_ = false; }
     } scope{*this};
     now_ += dt.count();
 
     // Shared blackboards publish last frame's writes (and game code's since): the snapshot this frame reads.
-    for (auto& entry : shared_) entry.blackboard->publish();
+    // (By index: a change slot may create a shared blackboard.)
+    for (std::size_t i = 0; i < shared_.size(); ++i) shared_[i].blackboard->publish();
 
     // Deadlines that fall due in this frame wake their agents.
     const auto order = [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); };
@@ -340,20 +495,22 @@ FrameMetrics World::step(Duration dt) {
         std::pop_heap(timers_.begin(), timers_.end(), order);
         const TimerEntry e = timers_.back();
         timers_.pop_back();
-        if (e.slot < slots_.size() && slots_[e.slot].live && !slots_[e.slot].dying && slots_[e.slot].timer_stamp == e.stamp)
-            set_awake(e.slot);
+        Slot& s = slot(e.slot);
+        if (!s.timer_armed || s.timer_stamp != e.stamp) continue;  // stale: the deadline moved or the agent left
+        disarm_timer(s);
+        if (s.state == State::Live) set_awake(e.slot);
     }
+    compact_timers_if_stale();
 
     // Step the awake agents in slot order; with a budget, round robin from where the last frame stopped.
-    const auto count = static_cast<std::uint32_t>(slots_.size());
+    const std::uint32_t count = slot_count_;  // agents joining during the frame are not stepped in it
     const std::uint32_t start = budget_ ? std::min(cursor_, count) : 0;
     bool stopped_early = false;
     for (int pass = 0; pass < 2 && !stopped_early; ++pass) {
         const std::uint32_t from = pass == 0 ? start : 0;
         const std::uint32_t to = pass == 0 ? count : start;
         for (std::uint32_t i = next_awake(from, to); i < to; i = next_awake(i + 1, to)) {
-            Slot& s = slots_[i];
-            if (!s.live || s.dying || !s.agent) {
+            if (slot(i).state != State::Live) {
                 clear_awake(i);
                 continue;
             }
@@ -368,8 +525,7 @@ FrameMetrics World::step(Duration dt) {
     }
     if (stopped_early) {
         for (std::uint32_t i = next_awake(0, count); i < count; i = next_awake(i + 1, count)) {
-            const Slot& s = slots_[i];
-            if (s.live && !s.dying && lod_frame(i)) ++m.agents_waiting;
+            if (slot(i).state == State::Live && lod_frame(i)) ++m.agents_waiting;
         }
         m.agents_waiting -= std::min(m.agents_waiting, m.agents_stepped);
     } else {
@@ -378,25 +534,28 @@ FrameMetrics World::step(Duration dt) {
 
     finish_frame();
     ++frame_;
+    m.slot_errors = static_cast<std::uint32_t>(slot_errors() - slot_errors_before);
     m.wall_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall_start);
     return m;
 }
 
 void World::finish_frame() {
     // Frees first, so that their slots can be reused by later frames (not by this frame's spawns,
-    // which already hold their indices).
-    std::vector<std::uint32_t> frees;
-    frees.swap(pending_frees_);
-    for (std::uint32_t i : frees) destroy(i);
-    std::vector<PendingSpawn> spawns;
-    spawns.swap(pending_spawns_);
-    for (auto& p : spawns) materialize(p);
+    // which already hold their indices). Their onTerminate callbacks may spawn (joining now, below)
+    // and despawn (freed in the same loop); joining runs no user code.
+    for (;;) {
+        free_deferred();
+        if (pending_spawns_.empty()) break;
+        std::vector<PendingSpawn> spawns;
+        spawns.swap(pending_spawns_);
+        for (auto& p : spawns) materialize(p.slot, std::move(p.tree), p.options);
+    }
 }
 
 std::vector<AgentHandle> World::handles() const {
     std::vector<AgentHandle> v;
-    for (std::uint32_t i = 0; i < slots_.size(); ++i)
-        if (slots_[i].live && !slots_[i].dying) v.push_back(AgentHandle{i, slots_[i].generation});
+    for (std::uint32_t i = 0; i < slot_count_; ++i)
+        if (slot(i).state == State::Live) v.push_back(AgentHandle{i, slot(i).generation});
     return v;
 }
 
@@ -409,9 +568,9 @@ std::uint64_t World::state_hash() const {
             h *= 1099511628211ull;
         }
     };
-    for (std::uint32_t i = 0; i < slots_.size(); ++i) {
-        const Slot& s = slots_[i];
-        if (!s.live || s.dying || !s.agent) continue;
+    for (std::uint32_t i = 0; i < slot_count_; ++i) {
+        const Slot& s = slot(i);
+        if (s.state != State::Live) continue;
         const Agent& a = *s.agent;
         mix(&i, sizeof i);
         for (NodeIndex n = 0; n < a.tree().size(); ++n) {

@@ -188,16 +188,45 @@ struct BlackboardChange {
     Agent* agent;  // the agent owning the blackboard (nullptr for a free-standing blackboard)
 };
 
+namespace detail {
+/// The Boost.Signals2 combiner of the engine's change signals (ChangeBus, SharedBlackboard): it calls
+/// every connected slot even when one throws. A slot is an observer, like a trace listener: its
+/// exception is swallowed and counted in `*errors`, so that it can neither stop the slots after it nor
+/// break the write or the publish that emitted the change.
+struct ContainSlotErrors {
+    using result_type = void;
+    std::uint64_t* errors = nullptr;
+    template <class Iterator> void operator()(Iterator first, Iterator last) const {
+        for (; first != last; ++first) {
+            try {
+                static_cast<void>(*first);  // calls the slot
+            } catch (const boost::signals2::expired_slot&) {
+                // a slot whose tracked object is gone: Boost disconnected it; not an error
+            } catch (...) {
+                if (errors) ++*errors;
+            }
+        }
+    }
+};
+}  // namespace detail
+
 /// One Boost.Signals2 signal carrying blackboard changes of many agents to game code and tools.
 /// Share one bus between all agents of a world: the bus, not each agent, pays for the signal.
 /// Slots run synchronously inside the write that caused them; a slot may write other keys (a
 /// change listener writing another key is defined: see docs/semantics.md, "Re-entrancy").
+/// A slot that throws is contained: the other slots still get the change, the write stands, and the
+/// exception is counted (slot_errors()). Not copyable or movable (its signal counts into the bus).
 /// Thread-safety: uses dummy_mutex; connect, disconnect and emit on the simulation thread only.
 class ChangeBus {
 public:
     using Signal = boost::signals2::signal_type<
         void(const BlackboardChange&),
+        boost::signals2::keywords::combiner_type<detail::ContainSlotErrors>,
         boost::signals2::keywords::mutex_type<boost::signals2::dummy_mutex>>::type;
+
+    ChangeBus() = default;
+    ChangeBus(const ChangeBus&) = delete;
+    ChangeBus& operator=(const ChangeBus&) = delete;
 
     /// The signal itself (to connect with groups, inspect slots, ...). Handing it out counts as a
     /// possible connection: from then on every change asks the signal whether it has slots.
@@ -215,11 +244,25 @@ public:
     /// connected to answers with one test; asking the signal (`empty()`) costs about as much as a
     /// whole unwatched write (docs/benchmarks.md), and every agent of a World has a bus.
     bool has_slots() const { return maybe_connected_ && !signal_.empty(); }
-    /// Engine use: emits `change` to the connected slots.
-    void publish(const BlackboardChange& change) { signal_(change); }
+    /// Engine use: emits `change` to the connected slots (exceptions from slots are counted, not thrown).
+    void publish(const BlackboardChange& change) {
+        struct Emitting {
+            std::uint32_t& depth;
+            explicit Emitting(std::uint32_t& d) : depth(d) { ++depth; }
+            ~Emitting() { --depth; }
+        } emitting(emitting_);
+        signal_(change);
+    }
+    /// True while a change is being emitted (a slot is running): a World defers freeing agents then,
+    /// since the change's blackboard belongs to one of them.
+    bool emitting() const noexcept { return emitting_ != 0; }
+    /// Exceptions thrown by slots of this bus since it was created (each swallowed).
+    std::uint64_t slot_errors() const noexcept { return slot_errors_; }
 
 private:
-    Signal signal_;
+    std::uint64_t slot_errors_ = 0;
+    Signal signal_{detail::ContainSlotErrors{&slot_errors_}};
+    std::uint32_t emitting_ = 0;    // nesting depth of publish()
     bool maybe_connected_ = false;  // set once subscribe() or changes() was called; never cleared
 };
 

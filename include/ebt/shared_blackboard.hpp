@@ -10,6 +10,9 @@
 // A tree reads a shared key through a key declared with TreeBuilder::shared_key<T>("squad", "alarm"),
 // named "squad.alarm" in the tree; spawning binds the scope "squad" to a SharedBlackboard.
 //
+// Keys may be declared at any time except from inside publish(); values written or published before
+// a declare are kept.
+//
 // Ownership: a World owns the shared blackboards it creates (World::create_shared); their addresses
 // are stable. Thread-safety: none (dummy_mutex); use on the simulation thread.
 #pragma once
@@ -25,13 +28,16 @@ class SharedBlackboard {
 public:
     using Signal = boost::signals2::signal_type<
         void(const SharedBlackboard&, KeyId),
+        boost::signals2::keywords::combiner_type<detail::ContainSlotErrors>,
         boost::signals2::keywords::mutex_type<boost::signals2::dummy_mutex>>::type;
 
     explicit SharedBlackboard(std::string name);
     SharedBlackboard(const SharedBlackboard&) = delete;
     SharedBlackboard& operator=(const SharedBlackboard&) = delete;
 
-    /// Declares a key with its initial (published) value. Throws BuildError on a duplicate.
+    /// Declares a key with its initial (published and pending) value. Declaring after values were
+    /// written or published keeps them (the keys declared before keep their places). Throws
+    /// BuildError on a duplicate, and UsageError when called from inside this blackboard's publish().
     template <class T> SharedBlackboard& declare(std::string key, const T& initial = T{}) {
         declare_raw(std::move(key), type_of<T>(), &initial);
         return *this;
@@ -55,8 +61,13 @@ public:
     void set_raw(KeyId id, const void* value);
 
     /// Publishes pending writes that changed a value; emits `changes()` once per changed key, in key
-    /// order. Returns how many keys changed.
+    /// order. Returns how many keys changed. A slot that throws is contained (counted in
+    /// slot_errors()): the other slots and the other keys are still published. A write made by a slot
+    /// is published in this publish when its key comes later in key order, otherwise in the next one.
+    /// Throws UsageError when called from inside its own publish (from one of its slots).
     std::size_t publish();
+    /// Exceptions thrown by slots of changes() since creation (each swallowed).
+    std::uint64_t slot_errors() const noexcept { return slot_errors_; }
 
     const std::string& name() const noexcept { return name_; }
     const BlackboardSchema& schema() const noexcept { return schema_; }
@@ -71,7 +82,9 @@ private:
     std::vector<std::byte> pending_;
     std::vector<std::uint8_t> written_;  // per key: written since the last publish
     bool any_written_ = false;
-    Signal signal_;
+    bool publishing_ = false;  // inside publish(): declare() and publish() are refused
+    std::uint64_t slot_errors_ = 0;
+    Signal signal_{detail::ContainSlotErrors{&slot_errors_}};
 };
 
 }  // namespace ebt

@@ -7,20 +7,28 @@
 //       ebt::FrameMetrics m = world.step(50ms);
 //   }
 //
-// The World owns its agents in contiguous storage and refers to them by generational handles: a
-// handle whose agent was despawned is stale, and every call taking it reports that (nullptr, false
-// or UsageError) instead of touching freed state.
+// The World owns its agents in slots that never move (chunks of fixed size, added as the world
+// grows) and refers to them by generational handles: a handle whose agent was despawned is stale, and
+// every call taking it reports that (nullptr, false or UsageError) instead of touching freed state.
+// A handle never becomes valid again: a cancelled spawn changes its slot's generation too, and a slot
+// whose generations are used up (2^32 - 1 agents) is retired.
 //
 // step(dt) touches only agents with work this frame: polling agents (every frame), event agents with
 // queued work (running leaves that update, guards woken by blackboard changes, resumes) and agents
-// whose earliest deadline has come (kept in a timer heap in world time). An event agent that is only
-// waiting costs nothing per frame. Agents are stepped in slot order (deterministic).
+// whose earliest deadline has come (kept in a timer heap in world time, at most one live entry per
+// agent). An event agent that is only waiting costs nothing per frame. Agents are stepped in slot
+// order (deterministic).
 //
-// Spawning and despawning between frames take effect at once. During a frame (from an action, a
-// listener or a change slot) a spawn returns its handle at once but the agent joins at the end of the
-// frame and first ticks in the next one; a despawn makes the handle stale at once, stops the agent
-// (if it is the one ticking, its tick ends as with Agent::abort()), and frees it at the end of the
-// frame. Agent pointers (World::agent) stay valid until the next spawn or despawn is carried out.
+// Spawning and despawning between frames take effect at once, except that an agent is never freed
+// while a callback may still use it. During a frame (from an action, a listener or a change slot) a
+// spawn returns its handle at once but the agent joins at the end of the frame and first ticks in the
+// next one; a despawn makes the handle stale at once, stops the agent (if it is the one ticking, its
+// tick ends as with Agent::abort()), and frees it at the end of the frame. Between frames, a despawn
+// from a callback (a change slot, an onTerminate of an agent being freed or aborted) is deferred the
+// same way: the handle is stale at once, the agent is freed when no callback runs any more (at the
+// end of the outermost world call, or else at the next spawn, despawn or step). An Agent pointer
+// (World::agent) stays valid until that agent is freed. Destroying the world makes every handle
+// stale before the agents' onTerminate callbacks run, and refuses spawns from them. See docs/world.md.
 //
 // Thread-safety: none; one thread steps a world.
 #pragma once
@@ -28,12 +36,16 @@
 #include <ebt/agent.hpp>
 #include <ebt/shared_blackboard.hpp>
 
+#include <array>
 #include <bit>
 #include <chrono>
+#include <memory>
 #include <optional>
 #include <vector>
 
 namespace ebt {
+
+struct WorldTestAccess;
 
 /// A generational reference to an agent of a World.
 struct AgentHandle {
@@ -65,6 +77,7 @@ struct FrameMetrics {
     std::uint32_t events_handled = 0;     // scheduler work items / walked nodes
     std::uint32_t timers_fired = 0;
     std::uint32_t agents_waiting = 0;     // agents left for the next frame by the budget
+    std::uint32_t slot_errors = 0;        // exceptions thrown by change slots during the frame (contained)
     std::chrono::nanoseconds wall_time{0};
 };
 
@@ -76,13 +89,16 @@ public:
     World& operator=(const World&) = delete;
 
     /// Creates an agent of `tree`. Between frames it exists at once; during a frame it joins at the end
-    /// of the frame. It first ticks in the next frame.
+    /// of the frame. It first ticks in the next frame. Throws UsageError for an empty tree, a bad
+    /// tick interval, bad shared bindings, and while the world is being destroyed.
     AgentHandle spawn(Tree tree, SpawnOptions options = {});
-    /// Removes an agent: its running actions get onTerminate(Aborted) when it is freed. Returns false
-    /// (and does nothing) for a stale handle.
+    /// Removes an agent: its handle is stale at once; its running actions get onTerminate(Aborted)
+    /// when it is freed (at once between frames, unless a callback is running: see above). Returns
+    /// false (and does nothing) for a stale handle.
     bool despawn(AgentHandle handle);
     bool alive(AgentHandle handle) const noexcept;
-    /// The agent, or nullptr for a stale handle or an agent spawned during the current frame.
+    /// The agent, or nullptr for a stale handle or an agent spawned during the current frame. The
+    /// pointer stays valid until the agent is freed (other spawns and despawns do not move it).
     Agent* agent(AgentHandle handle) noexcept;
     const Agent* agent(AgentHandle handle) const noexcept;
     /// Like agent(), but throws UsageError naming the handle when it is stale.
@@ -97,7 +113,9 @@ public:
     void set_agent_budget(std::uint32_t agents) noexcept { budget_ = agents; }
 
     /// Advances the world by one frame of `dt`. Throws UsageError (changing nothing) for a negative
-    /// dt or one that would move the world clock past limits::kMaxClockMicroseconds.
+    /// dt or one that would move the world clock past limits::kMaxClockMicroseconds, and when called
+    /// from inside a step or from a callback the world is running (a change slot of its bus, an
+    /// onTerminate of an agent being freed).
     FrameMetrics step(Duration dt);
     /// The same with dt in seconds, rounded to the nearest microsecond; UsageError for NaN, an
     /// infinity, a negative dt or one past the clock's range (see duration_from_seconds).
@@ -117,6 +135,13 @@ public:
     TimePoint now() const noexcept { return now_; }
     std::size_t size() const noexcept { return live_; }
     bool in_step() const noexcept { return in_step_; }
+    /// Entries in the timer heap: at most one live entry per agent, and, between calls to the world,
+    /// never more stale entries (of deadlines that moved, of agents that left) than live ones plus 64.
+    std::size_t timer_entries() const noexcept { return timers_.size(); }
+    /// Exceptions thrown by change slots (of bus() and of the shared blackboards' changes()) since the
+    /// world was created. Each was swallowed; the change reached the other slots (FrameMetrics::slot_errors
+    /// counts those of one step).
+    std::uint64_t slot_errors() const noexcept;
 
     /// A hash of every live agent's node statuses, logical clock and blackboard values, in slot order.
     /// Equal in both modes for the same inputs (docs/world.md).
@@ -126,18 +151,39 @@ public:
     std::vector<AgentHandle> handles() const;
 
 private:
+    friend struct WorldTestAccess;  // tests/world_test.cpp: sets a slot's generation near its end
+    void set_generation_for_test(std::uint32_t index, std::uint32_t generation);
+
     struct Slot;
     struct PendingSpawn {
         std::uint32_t slot;
         Tree tree;
         SpawnOptions options;
     };
+    // Slot storage: chunk c holds (kFirstChunk << c) slots, allocated when the world first needs it.
+    // Slots never move, so that an agent stays where it is while its own callbacks spawn.
+    static constexpr std::uint32_t kChunkShift = 5;
+    static constexpr std::uint32_t kFirstChunk = std::uint32_t{1} << kChunkShift;
+    static constexpr std::uint32_t kChunks = 33 - kChunkShift;  // enough for indices up to 2^32 - 2
+    Slot& slot(std::uint32_t index) const noexcept;  // the slot at `index` (< slot_count_)
+    std::uint32_t new_slot();                         // a free slot, or a new one at the end
     void on_agent_wake(std::uint32_t slot) override;
     void step_slot(std::uint32_t slot, FrameMetrics& m);
-    void schedule_after_step(std::uint32_t slot);
-    void finish_frame();
-    void materialize(PendingSpawn& spawn);
-    void destroy(std::uint32_t slot);
+    void schedule_after_step(std::uint32_t slot);       // after a tick: sleep, and arm the agent's deadline
+    void arm_timer(std::uint32_t slot, TimePoint due);  // gives the slot its (one) live heap entry
+    void disarm_timer(Slot& s) noexcept;                // its entry, if any, goes stale
+    void compact_timers();                              // drops the stale entries from the heap
+    void compact_timers_if_stale();                     // ... once they outnumber the live ones (+ 64)
+    void finish_frame();                                // frees and joins of the frame
+    void materialize(std::uint32_t slot, Tree tree, const SpawnOptions& options);  // creates the agent
+    void next_generation(Slot& s) noexcept;  // stales every handle to the slot; retires it when used up
+    void release(std::uint32_t slot);        // empties the slot and returns it to the free list
+    void destroy(std::uint32_t slot);        // frees the agent (its onTerminate callbacks run), then release()
+    /// Whether user code run by the world may be on the stack (a step, an agent being freed, a change
+    /// slot of the bus): then despawned agents are not freed at once.
+    bool callback_running() const noexcept { return in_step_ || busy_ != 0 || bus_.emitting(); }
+    void free_when_idle();  // frees the deferred despawns unless a callback is running
+    void free_deferred();   // frees the deferred despawns (except agents still inside their own tick)
     bool valid(AgentHandle handle) const noexcept;
     // The awake set: a bit per slot, and a bit per 64 slots telling whether any of them is awake, so
     // that finding the awake agents costs O(slots / 4096) when few are (a waiting world), not O(slots).
@@ -196,27 +242,31 @@ private:
     void subscribe(std::uint32_t slot, const SpawnOptions& options);
 
     std::vector<SharedEntry> shared_;
-    std::vector<Slot> slots_;
+    std::array<std::unique_ptr<Slot[]>, kChunks> chunks_;
+    std::uint32_t slot_count_ = 0;            // slots handed out so far: indices [0, slot_count_)
     std::vector<std::uint64_t> awake_;        // bit per slot: has work, step when its LOD frame comes
     std::vector<std::uint64_t> awake_words_;  // bit per word of awake_: that word is not zero
     std::uint32_t awake_count_ = 0;           // bits set in awake_: a frame with none scans nothing
     struct TimerEntry {
         TimePoint due;
         std::uint32_t slot;
-        std::uint32_t stamp;
+        std::uint32_t stamp;  // live while it equals its slot's timer_stamp and the slot's timer is armed
     };
     std::vector<TimerEntry> timers_;    // min-heap on `due`
+    std::size_t timers_live_ = 0;       // slots with an armed timer (each has exactly one live entry)
     std::vector<std::uint32_t> free_;
     std::vector<PendingSpawn> pending_spawns_;
-    std::vector<std::uint32_t> pending_frees_;
+    std::vector<std::uint32_t> pending_frees_;  // despawned, freed when no callback uses them
     ChangeBus bus_;
     TimePoint now_ = 0;
     std::uint64_t frame_ = 0;
     std::uint32_t budget_ = 0;
     std::uint32_t cursor_ = 0;  // where the last budget-limited frame stopped
     std::size_t live_ = 0;
-    std::uint32_t stepping_ = 0xFFFFFFFF;
+    std::uint32_t busy_ = 0;     // depth of world calls running user callbacks (freeing an agent)
+    std::uint32_t routing_ = 0;  // depth of route(): subscriber lists are not compacted meanwhile
     bool in_step_ = false;
+    bool closing_ = false;       // in ~World: spawns are refused
 };
 
 }  // namespace ebt
