@@ -1084,6 +1084,7 @@ TEST_CASE("xml limits: attributes and subtree remaps load in linear time (20,000
     const Tree kept = xml::Loader(reg).load_string(doc("<Patrol" + attrs + "/>"));
     REQUIRE(kept.data().source[0].attributes.size() == static_cast<std::size_t>(n));
     CHECK(kept.data().source[0].attributes.back() == std::pair<std::string, std::string>("_a19999", "19999"));
+    CHECK(xml::Loader(reg).load_string(xml::save(kept, reg)).data().source[0].attributes == kept.data().source[0].attributes);
     const std::string remapped = "<root main_tree_to_execute=\"A\"><BehaviorTree ID=\"A\"><SubTree ID=\"S\"" + remaps +
                                  "/></BehaviorTree><BehaviorTree ID=\"S\"><Blackboard>" + entries +
                                  "</Blackboard><ScriptCondition code=\"k19999\"/></BehaviorTree></root>";
@@ -1156,6 +1157,20 @@ TEST_CASE("xml limits: save() refuses every tree load() would refuse, with the s
           std::string::npos);
     CHECK(save_error(TreeBuilder("t", reg).action("Patrol").label(std::string("a\0b", 3)).end()) ==
           "cannot save tree 't', node /Action 'a\\0b': the label contains a NUL character, which XML cannot hold");
+    // Ports: at most 255 per action or condition.
+    Registry wide_reg = make_registry();
+    ActionSpec wide_action = test::running_action();
+    TreeBuilder wide_tree("t", wide_reg);
+    for (int i = 0; i < 256; ++i) {
+        wide_action.ports.push_back(input_port<int>("p" + std::to_string(i)));
+        wide_tree.key<int>("p" + std::to_string(i));
+    }
+    wide_reg.add_action("Wide", wide_action);
+    CHECK_THROWS_WITH_AS(xml::save(wide_tree.action("Wide").end(), wide_reg),
+                         "cannot save tree 't', node /Action 'Wide': action 'Wide' has 256 ports, more than 255 (limits::kMaxPorts)",
+                         xml::SaveError);
+    CHECK(load_error(wide_reg, doc("<Wide/>")) ==
+          "t.xml:3:1: tree 'T', node /Wide: action 'Wide' has 256 ports, more than 255 (limits::kMaxPorts)");
     CHECK(save_error(TreeBuilder("t", reg).action("Patrol").attribute("_x", std::string("\0", 1)).end()) ==
           "cannot save tree 't', node /Action 'Patrol': kept attribute '_x' contains a NUL character, which XML cannot hold");
 }

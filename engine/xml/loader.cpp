@@ -1000,6 +1000,13 @@ Ir Session::analyze(Ctx& ctx, const Document& doc, const pugi::xml_node& el, con
         fail(ir.site, ctx, path, what + " has no children");
     }
 
+    // limits::kMaxPorts holds for the registry's nodes as the builder and save() see them.
+    if (ir.form == Ir::Form::Action || ir.form == Ir::Form::Condition) {
+        const std::size_t ports = ir.form == Ir::Form::Action ? reg_.find_action(ir.name)->ports.size() : reg_.find_condition(ir.name)->ports.size();
+        if (ports > limits::kMaxPorts)
+            fail(ir.site, ctx, path, what + " has " + std::to_string(ports) + " ports, more than " + std::to_string(limits::kMaxPorts) +
+                                         " (limits::kMaxPorts)");
+    }
     switch (ir.form) {
     case Ir::Form::Builtin:
     case Ir::Form::Predicate: analyze_builtin(ctx, doc, el, ir, rest); break;

@@ -259,6 +259,7 @@ private:
         if (p.op == PredOp::Condition) {
             const ConditionSpec* spec = reg_.find_condition(p.name);
             if (!spec) fail(path, "condition '" + p.name + "' is not registered in the registry given to save()");
+            check_port_count("condition '" + p.name + "'", spec->ports, path);
             if (p.spec && !same_ports(p.spec->ports, spec->ports))
                 fail(path, "condition '" + p.name + "' has ports " + port_list(p.spec->ports) + " in the tree but " +
                                port_list(spec->ports) + " in the registry");
@@ -275,6 +276,13 @@ private:
         } catch (const SaveError& e) {
             fail(path, e.what());
         }
+    }
+
+    // The loader refuses an action or condition with more than limits::kMaxPorts ports.
+    void check_port_count(const std::string& what, const std::vector<PortSpec>& ports, const std::string& path) const {
+        if (ports.size() > limits::kMaxPorts)
+            fail(path, what + " has " + std::to_string(ports.size()) + " ports, more than " + std::to_string(limits::kMaxPorts) +
+                           " (limits::kMaxPorts)");
     }
 
     // Refuses a tree the loader would refuse for its size (limits.hpp: depth and node count, the
@@ -333,6 +341,7 @@ private:
         case NodeKind::Action: {
             const ActionSpec* spec = reg_.find_action(n.name);
             if (!spec) fail(path, "action '" + n.name + "' is not registered in the registry given to save()");
+            check_port_count("action '" + n.name + "'", spec->ports, path);
             if (n.action_spec && !same_ports(n.action_spec->ports, spec->ports))
                 fail(path, "action '" + n.name + "' has ports " + port_list(n.action_spec->ports) + " in the tree but " +
                                port_list(spec->ports) + " in the registry");
@@ -393,10 +402,12 @@ private:
         if (!n.label.empty() && n.label != default_label) el.append_attribute("name") = text(n.label, path, "the label");
         if (n.precondition) el.append_attribute("_precondition") = expression(*n.precondition, path).c_str();
         if (n.has_abort) el.append_attribute("_abort") = to_string(n.abort);
+        std::set<std::string_view> written;  // (a set: an element may keep thousands of attributes)
+        for (pugi::xml_attribute a = el.first_attribute(); a; a = a.next_attribute()) written.insert(a.name());
         for (const auto& [name, value] : n.attributes) {
             if (!attribute_name(name) || (name[0] != '_' && name.find(':') == std::string::npos))
                 fail(path, "kept attribute '" + name + "' is not one XML can keep (a name starting with '_' or with a prefix, as in 'editor:x')");
-            if (el.attribute(name.c_str()) || name == "_autoremap" || is_script_attribute(name))
+            if (!written.insert(name).second || name == "_autoremap" || is_script_attribute(name))
                 fail(path, "kept attribute '" + name + "' clashes with an attribute ebt or BehaviorTree.CPP interprets");
             el.append_attribute(name.c_str()) = text(value, path, "kept attribute '" + name + "'");
         }
