@@ -1091,6 +1091,14 @@ TEST_CASE("xml limits: attributes and subtree remaps load in linear time (20,000
     const Tree t = xml::Loader(reg).load_string(remapped);
     CHECK(t.schema().size() == static_cast<std::size_t>(n));
     CHECK(t.schema().find("o19999") != kNoKey);
+    // A SubTree's model entry with 20,000 ports (defaults for its remaps).
+    std::string model_ports;
+    for (int i = 0; i < n; ++i) model_ports += "<input_port name=\"k" + std::to_string(i) + "\" default=\"true\"/>";
+    const std::string modelled = "<root main_tree_to_execute=\"A\"><TreeNodesModel><SubTree ID=\"S\">" + model_ports +
+                                 "</SubTree></TreeNodesModel><BehaviorTree ID=\"A\"><SubTree ID=\"S\"/></BehaviorTree>"
+                                 "<BehaviorTree ID=\"S\"><Blackboard>" + entries +
+                                 "</Blackboard><ScriptCondition code=\"k19999\"/></BehaviorTree></root>";
+    CHECK(xml::Loader(reg).load_string(modelled).schema().size() == static_cast<std::size_t>(n));
     // A refusal is as quick: the last attribute is unknown.
     CHECK(load_error(reg, doc("<Patrol" + attrs + " bogus=\"1\"/>")).find("action 'Patrol' has no port 'bogus'") != std::string::npos);
 }

@@ -577,6 +577,7 @@ void Session::read_model(const Document& doc, const pugi::xml_node& model) {
             fail_at(site, "", "", "duplicate ID '" + id + "' in <TreeNodesModel> (first at " + where(it->second) + ")");
 
         std::vector<ModelPort> ports;
+        std::set<std::string> port_names;  // (a set: a model entry may list thousands of ports)
         for (pugi::xml_node p : n.children()) {
             if (p.type() != pugi::node_element) continue;
             const std::string kind = p.name();
@@ -588,8 +589,8 @@ void Session::read_model(const Document& doc, const pugi::xml_node& model) {
             if (pugi::xml_attribute d = p.attribute("default")) port.default_value = d.value();
             port.site = element_site(doc, p);
             if (port.name.empty()) fail_at(port.site, "", "", "<" + kind + "> of '" + id + "' in <TreeNodesModel> needs a name");
-            for (const auto& q : ports)
-                if (q.name == port.name) fail_at(port.site, "", "", "port '" + port.name + "' of '" + id + "' is listed twice in <TreeNodesModel>");
+            if (!port_names.insert(port.name).second)
+                fail_at(port.site, "", "", "port '" + port.name + "' of '" + id + "' is listed twice in <TreeNodesModel>");
             ports.push_back(std::move(port));
         }
 

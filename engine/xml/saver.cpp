@@ -218,7 +218,7 @@ private:
                     fail("", "key '" + k.name + "' of type " + k.type->name + " has an initial value XML cannot express");
                 e.append_attribute("default") = value_text(k.type, v, "", "key '" + k.name + "'").c_str();
             }
-            if (shared) e.append_attribute("scope") = schema.scopes()[k.scope].c_str();
+            if (shared) e.append_attribute("scope") = text(schema.scopes()[k.scope], "", "the scope of key '" + k.name + "'");
         }
     }
 
@@ -251,7 +251,7 @@ private:
         const bool compact = is_xml_name(name) && !other;
         if (compact) return parent.append_child(name.c_str());
         pugi::xml_node el = parent.append_child(action ? "Action" : "Condition");
-        el.append_attribute("ID") = name.c_str();
+        el.append_attribute("ID") = text(name, "", "the name '" + name + "'");
         return el;
     }
 
