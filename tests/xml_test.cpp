@@ -1062,6 +1062,16 @@ TEST_CASE("xml limits: nodes are counted, subtrees expanded, before anything is 
     CHECK(load_error(reg, s) ==
           "t.xml:59:24: tree 'D57': the tree has more than 32767 nodes with its subtrees expanded (limits::kMaxNodes): "
           "this node is number 32768 of tree 'D0'");
+    // 200 trees (subtree uses nested past 64 levels, counts past 2^64): refused the same way.
+    std::string s200 = "<root main_tree_to_execute=\"D0\">\n";
+    for (int i = 0; i < 200; ++i) {
+        const std::string next = "D" + std::to_string(i + 1);
+        s200 += "<BehaviorTree ID=\"D" + std::to_string(i) + "\"><Sequence><SubTree ID=\"" + next + "\"/><SubTree ID=\"" + next +
+                "\"/></Sequence></BehaviorTree>\n";
+    }
+    s200 += "<BehaviorTree ID=\"D200\"><Patrol/></BehaviorTree>\n</root>\n";
+    CHECK(load_error(reg, s200).find("the tree has more than 32767 nodes with its subtrees expanded (limits::kMaxNodes): this node is "
+                                     "number 32768 of tree 'D0'") != std::string::npos);
     // 32767 nodes load: a Sequence over two uses of a 16383-node subtree.
     std::string half;
     for (int i = 0; i < 16382; ++i) half += "<Patrol/>";
