@@ -10,8 +10,11 @@
 //   - blackboard writes without listeners allocate nothing (and neither do the ticks that react to them);
 //   - a World whose waiting agents are woken every frame allocates nothing per frame (its timer heap
 //     keeps one entry per agent);
-//   - the memory budget: the guard tree's agent fits in 256 bytes, 10 more nodes cost <= 160 bytes.
+//   - the memory budget: the guard tree's agent fits in 256 bytes, 10 more nodes cost <= 160 bytes;
+//   - running out of memory while loading XML is a LoadError, whichever allocation fails.
 #include "support/trace_recorder.hpp"
+
+#include <ebt/xml.hpp>
 
 #include <atomic>
 #include <cstddef>
@@ -326,4 +329,26 @@ TEST_CASE("memory budget: the guard tree's agent fits in 256 bytes; 10 more node
     // The same numbers for agents of the bigger tree: the growth is the state growth.
     Agent big_agent(bigger);
     CHECK(big_agent.memory_bytes() - agent.memory_bytes() <= 160 + 16);
+}
+
+TEST_CASE("allocations: running out of memory while loading XML is a LoadError, whichever allocation fails") {
+    const Registry reg = make_registry();
+    const std::string text = "<root><BehaviorTree ID=\"T\"><Sequence name=\"s\"><Patrol/><Attack _x=\"1\"/></Sequence></BehaviorTree></root>";
+    const xml::Loader loader(reg);
+    (void)loader.load_string(text, "t.xml");  // (first-use statics)
+    const long long total = allocations_during([&] { (void)loader.load_string(text, "t.xml"); });
+    REQUIRE(total > 10);
+    long long refused = 0;
+    for (long long n = 1; n <= total; ++n) {
+        CAPTURE(n);
+        ebt::test::g_fail_countdown = n;
+        try {
+            (void)loader.load_string(text, "t.xml");
+        } catch (const xml::LoadError& e) {
+            CHECK(std::string(e.what()) == "t.xml:1:1: out of memory while loading");
+            ++refused;
+        }
+        ebt::test::g_fail_countdown = 0;
+    }
+    CHECK(refused == total);  // each load made the allocation that failed
 }

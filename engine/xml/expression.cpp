@@ -3,14 +3,16 @@
 // is named like a registered condition: a bare name is the condition).
 #include "xml/xml_internal.hpp"
 
+#include <ebt/limits.hpp>
+
 #include <algorithm>
 
 namespace ebt::xml::detail {
 
 namespace {
 
-constexpr int kMaxDepth = 32;       // nesting of parentheses and '!'
-constexpr int kMaxOperands = 256;   // names and constants per expression
+constexpr int kMaxDepth = static_cast<int>(limits::kMaxPredicateDepth);        // nesting of parentheses and '!'
+constexpr int kMaxOperands = static_cast<int>(limits::kMaxPredicateOperands);  // names and constants per expression
 
 // Names (keys, conditions) are runs of any characters but blanks, control characters and the
 // grammar's own: ! & | ^ ( ) { } , = ; " ' < >
@@ -309,9 +311,36 @@ Predicate parse_expression(std::string_view code, const Registry& registry, std:
     return Parser(code, registry, keys).parse();
 }
 
+void check_expression_size(const Predicate::Node& p) {
+    // A loadable expression has at most kMaxOperands leaves, so at most kMaxOperands - 1 binary
+    // operators on a path, and at most kMaxDepth + 1 '!' (the last may print as "!key"): anything
+    // deeper is refused without walking it recursively.
+    const std::size_t max_structure = static_cast<std::size_t>(kMaxOperands + kMaxDepth + 2);
+    std::vector<std::pair<const Predicate::Node*, std::size_t>> stack{{&p, 1}};
+    std::size_t leaves = 0;
+    while (!stack.empty()) {
+        const auto [n, depth] = stack.back();
+        stack.pop_back();
+        if (depth > max_structure)
+            throw SaveError("expression nested too deeply (more than " + std::to_string(kMaxDepth) + " levels)");
+        if (!n->a && !n->b && ++leaves > static_cast<std::size_t>(kMaxOperands))
+            throw SaveError("expression has more than " + std::to_string(kMaxOperands) + " operands");
+        if (n->a) stack.emplace_back(n->a.get(), depth + 1);
+        if (n->b) stack.emplace_back(n->b.get(), depth + 1);
+    }
+}
+
 std::string print_expression(const Predicate::Node& p, const Registry& registry) {
+    check_expression_size(p);
     std::string out;
     print(p, registry, out);
+    // The loader's parser decides what loads (nesting of '(' and '!' as written, operands).
+    std::vector<ExprKeyUse> keys;
+    try {
+        (void)parse_expression(out, registry, keys);
+    } catch (const ExprError& e) {
+        throw SaveError(e.message);
+    }
     return out;
 }
 

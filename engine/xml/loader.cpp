@@ -8,6 +8,8 @@
 // TreeBuilder::subtree. Every problem is reported as a LoadError at a file:line:column.
 #include "xml/xml_internal.hpp"
 
+#include <ebt/limits.hpp>
+
 #include <pugixml.hpp>
 
 #include <algorithm>
@@ -16,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <new>
 #include <set>
 #include <sstream>
 #include <system_error>
@@ -50,7 +53,6 @@ LoadError::LoadError(std::string file, int line, int column, std::string tree, s
 
 namespace {
 
-constexpr int kMaxElementDepth = 200;     // nesting of node elements in one BehaviorTree
 constexpr int kMaxSubtreeDepth = 64;      // nesting of SubTree uses
 constexpr int kMaxIncludeDepth = 32;
 constexpr std::uintmax_t kMaxFileBytes = 64u << 20;
@@ -94,13 +96,13 @@ Site element_site(const Document& doc, const pugi::xml_node& node) {
     return {&doc, (node.type() == pugi::node_element && doc.text[static_cast<std::size_t>(off) - 1] == '<') ? off - 1 : off};
 }
 
-// The position of attribute `name` in the start tag of `node` (scanned from the text), or the
-// element's position.
-Site attribute_site(const Document& doc, const pugi::xml_node& node, std::string_view name) {
+// Calls found(name, offset) for each attribute in the start tag of `node` (scanned from the text),
+// until it returns true. False when none did.
+template <class Found> bool scan_attributes(const Document& doc, const pugi::xml_node& node, Found&& found) {
     const Site el = element_site(doc, node);
     const std::string& t = doc.text;
     std::size_t i = static_cast<std::size_t>(el.offset);
-    if (i >= t.size() || t[i] != '<') return el;
+    if (i >= t.size() || t[i] != '<') return false;
     ++i;
     auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
     while (i < t.size() && !blank(t[i]) && t[i] != '>' && t[i] != '/') ++i;
@@ -110,7 +112,7 @@ Site attribute_site(const Document& doc, const pugi::xml_node& node, std::string
         const std::size_t name_start = i;
         while (i < t.size() && !blank(t[i]) && t[i] != '=' && t[i] != '>') ++i;
         const std::string_view attr(t.data() + name_start, i - name_start);
-        if (attr == name) return {&doc, static_cast<std::ptrdiff_t>(name_start)};
+        if (found(attr, static_cast<std::ptrdiff_t>(name_start))) return true;
         while (i < t.size() && blank(t[i])) ++i;
         if (i >= t.size() || t[i] != '=') break;
         ++i;
@@ -120,7 +122,28 @@ Site attribute_site(const Document& doc, const pugi::xml_node& node, std::string
         while (i < t.size() && t[i] != quote) ++i;
         ++i;
     }
-    return el;
+    return false;
+}
+
+// The position of attribute `name` in the start tag of `node`, or the element's position.
+Site attribute_site(const Document& doc, const pugi::xml_node& node, std::string_view name) {
+    Site site = element_site(doc, node);
+    scan_attributes(doc, node, [&](std::string_view attr, std::ptrdiff_t offset) {
+        if (attr != name) return false;
+        site.offset = offset;
+        return true;
+    });
+    return site;
+}
+
+// The positions of all attributes of `node`, in one scan (for an element with many of them).
+std::map<std::string_view, Site> attribute_sites(const Document& doc, const pugi::xml_node& node) {
+    std::map<std::string_view, Site> sites;
+    scan_attributes(doc, node, [&](std::string_view attr, std::ptrdiff_t offset) {
+        sites.emplace(attr, Site{&doc, offset});
+        return false;
+    });
+    return sites;
 }
 
 [[noreturn]] void fail_at(const Site& site, const std::string& tree, const std::string& path, const std::string& problem) {
@@ -133,6 +156,82 @@ std::string where(const Site& site) {
     if (!site.doc) return "?";
     const auto [line, column] = site.doc->locate(site.offset);
     return site.doc->name + ":" + std::to_string(line) + ":" + std::to_string(column);
+}
+
+// For pugixml's "Start-end tags mismatch": which element was left open, where it was opened and
+// which end tag (or the end of the document) met it. Scans the tags from the start (comments, CDATA,
+// processing instructions, declarations and quoted attribute values skipped) up to the first end tag
+// that does not close the innermost open element. False when the scan does not agree with pugixml's
+// error offset (then its own message is used).
+bool explain_mismatch(const Document& doc, std::ptrdiff_t error_offset, Site& site, std::string& problem) {
+    const std::string& t = doc.text;
+    struct Open {
+        std::string name;
+        std::size_t offset;
+    };
+    std::vector<Open> open;
+    auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+    auto skip_past = [&](std::size_t from, std::string_view end) {
+        const std::size_t at = t.find(end, from);
+        return at == std::string::npos ? t.size() : at + end.size();
+    };
+    auto position = [&](std::size_t offset) {
+        const auto [line, column] = doc.locate(static_cast<std::ptrdiff_t>(offset));
+        return "line " + std::to_string(line) + ", column " + std::to_string(column);
+    };
+    std::size_t i = 0;
+    while (i < t.size()) {
+        if (t[i] != '<') {
+            ++i;
+        } else if (t.compare(i, 4, "<!--") == 0) {
+            i = skip_past(i + 4, "-->");
+        } else if (t.compare(i, 9, "<![CDATA[") == 0) {
+            i = skip_past(i + 9, "]]>");
+        } else if (t.compare(i, 2, "<?") == 0) {
+            i = skip_past(i + 2, "?>");
+        } else if (t.compare(i, 2, "<!") == 0) {  // <!DOCTYPE ...>, with an internal subset in [ ]
+            int brackets = 0;
+            for (i += 2; i < t.size() && (t[i] != '>' || brackets > 0); ++i) brackets += t[i] == '[' ? 1 : t[i] == ']' ? -1 : 0;
+            ++i;
+        } else if (t.compare(i, 2, "</") == 0) {
+            const std::size_t start = i;
+            std::size_t j = i + 2;
+            while (j < t.size() && !blank(t[j]) && t[j] != '>') ++j;
+            const std::string name = t.substr(i + 2, j - i - 2);
+            const std::size_t end = skip_past(j, ">");
+            if (!open.empty() && open.back().name == name) {
+                open.pop_back();
+                i = end;
+                continue;
+            }
+            if (error_offset < static_cast<std::ptrdiff_t>(start) || error_offset > static_cast<std::ptrdiff_t>(end)) return false;
+            const std::string closing = "</" + name + "> at " + position(start);
+            if (open.empty()) {
+                site = {&doc, static_cast<std::ptrdiff_t>(start)};
+                problem = "malformed XML: </" + name + "> closes no open element";
+                return true;
+            }
+            site = {&doc, static_cast<std::ptrdiff_t>(open.back().offset)};
+            problem = "malformed XML: <" + open.back().name + "> is not closed (" + closing +
+                      (open.size() >= 2 && open[open.size() - 2].name == name ? " ends its parent)" : " does not match it)");
+            return true;
+        } else {
+            const std::size_t start = i;
+            std::size_t j = i + 1;
+            while (j < t.size() && !blank(t[j]) && t[j] != '>' && t[j] != '/') ++j;
+            std::string name = t.substr(i + 1, j - i - 1);
+            char quote = 0;
+            for (; j < t.size() && (quote || t[j] != '>'); ++j)
+                if (quote ? t[j] == quote : (t[j] == '"' || t[j] == '\'')) quote = quote ? 0 : t[j];
+            if (j >= t.size()) return false;
+            if (t[j - 1] != '/') open.push_back({std::move(name), start});
+            i = j + 1;
+        }
+    }
+    if (open.empty()) return false;
+    site = {&doc, static_cast<std::ptrdiff_t>(open.back().offset)};
+    problem = "malformed XML: <" + open.back().name + "> is not closed (the document ends at " + position(t.size()) + ")";
+    return true;
 }
 
 bool blank_text(const char* s) {
@@ -175,11 +274,11 @@ bool parse_msec(std::string_view s, std::int64_t& micros) {
     std::int64_t ms = 0;
     const auto [end, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), ms, 10);
     if (ec != std::errc() || end != whole.data() + whole.size()) return false;
-    if (ms > (std::int64_t{1} << 50)) return false;  // ~35,000 years: plenty, and no overflow below
+    if (ms >= kMaxDurationMilliseconds) return false;  // ~35,000 years (what save() writes): no overflow below
     std::int64_t f = 0;
     for (std::size_t i = 0; i < 3; ++i) f = f * 10 + (i < frac.size() ? frac[i] - '0' : 0);
     micros = ms * 1000 + f;
-    return true;
+    return duration_in_range(micros);
 }
 
 // ---- what a tree is made of -----------------------------------------------------------------------------
@@ -274,6 +373,18 @@ private:
     void read(std::unique_ptr<Document> doc, int depth);
     void read_model(const Document& doc, const pugi::xml_node& model);
 
+    // The size of a tree with its subtrees expanded, measured on the elements before anything is
+    // built (limits.hpp: depth and node count).
+    struct Size {
+        std::uint64_t nodes = 0;
+        std::uint64_t depth = 0;
+    };
+    Size measure(const std::string& id);
+    const Size* measurable(const pugi::xml_node& subtree);
+    void check_size(const std::string& id);
+    void find_too_deep(const std::string& root, const std::string& id, std::uint64_t above);
+    void find_too_many(const std::string& root, const std::string& id, std::uint64_t before);
+
     Built build(const std::string& id, const Site& use, const std::string& user_tree, const std::string& user_path,
                 const Overrides* overrides, bool as_subtree);
     void read_blackboard(Ctx& ctx, const Document& doc, const pugi::xml_node& bb);
@@ -305,6 +416,8 @@ private:
     std::map<std::string, std::vector<ModelPort>, std::less<>> subtree_models_;
     std::map<std::string, Site, std::less<>> model_ids_;  // Action/Condition IDs of the models seen (for hints)
     std::vector<std::string> building_;                     // SubTree IDs being built (cycle check)
+    std::vector<std::string> measuring_;                    // SubTree IDs being measured
+    std::map<std::string, Size, std::less<>> sizes_;
     std::map<std::string, Built, std::less<>> cache_;
     std::map<std::string, const TypeInfo*, std::less<>> port_types_;
     bool port_types_ready_ = false;
@@ -364,7 +477,12 @@ void Session::read(std::unique_ptr<Document> owned, int depth) {
     doc.index_lines();
     const pugi::xml_parse_result parsed =
         doc.xml.load_buffer(doc.text.data(), doc.text.size(), pugi::parse_default, pugi::encoding_utf8);
-    if (!parsed) fail_at({&doc, parsed.offset}, "", "", std::string("malformed XML: ") + parsed.description());
+    if (!parsed) {
+        Site site{&doc, parsed.offset};
+        std::string problem = std::string("malformed XML: ") + parsed.description();
+        if (parsed.status == pugi::status_end_element_mismatch) explain_mismatch(doc, parsed.offset, site, problem);
+        fail_at(site, "", "", problem);
+    }
 
     pugi::xml_node root;
     for (pugi::xml_node n : doc.xml.children()) {
@@ -459,6 +577,7 @@ void Session::read_model(const Document& doc, const pugi::xml_node& model) {
             fail_at(site, "", "", "duplicate ID '" + id + "' in <TreeNodesModel> (first at " + where(it->second) + ")");
 
         std::vector<ModelPort> ports;
+        std::set<std::string> port_names;  // (a set: a model entry may list thousands of ports)
         for (pugi::xml_node p : n.children()) {
             if (p.type() != pugi::node_element) continue;
             const std::string kind = p.name();
@@ -470,8 +589,8 @@ void Session::read_model(const Document& doc, const pugi::xml_node& model) {
             if (pugi::xml_attribute d = p.attribute("default")) port.default_value = d.value();
             port.site = element_site(doc, p);
             if (port.name.empty()) fail_at(port.site, "", "", "<" + kind + "> of '" + id + "' in <TreeNodesModel> needs a name");
-            for (const auto& q : ports)
-                if (q.name == port.name) fail_at(port.site, "", "", "port '" + port.name + "' of '" + id + "' is listed twice in <TreeNodesModel>");
+            if (!port_names.insert(port.name).second)
+                fail_at(port.site, "", "", "port '" + port.name + "' of '" + id + "' is listed twice in <TreeNodesModel>");
             ports.push_back(std::move(port));
         }
 
@@ -502,6 +621,131 @@ void Session::read_model(const Document& doc, const pugi::xml_node& model) {
                                                ", but it is registered as " + it->type->name);
         }
     }
+}
+
+// ---- the size of a tree, subtrees expanded ---------------------------------------------------------------
+
+constexpr std::uint64_t kSaturated = std::uint64_t{1} << 62;  // "more than any limit", without overflow
+
+std::uint64_t add_saturated(std::uint64_t a, std::uint64_t b) { return a + b > kSaturated ? kSaturated : a + b; }
+
+pugi::xml_node first_element(const pugi::xml_node& n) {
+    for (pugi::xml_node c = n.first_child(); c; c = c.next_sibling())
+        if (c.type() == pugi::node_element) return c;
+    return {};
+}
+pugi::xml_node next_element(const pugi::xml_node& n) {
+    for (pugi::xml_node c = n.next_sibling(); c; c = c.next_sibling())
+        if (c.type() == pugi::node_element) return c;
+    return {};
+}
+
+// Visits the node elements of BehaviorTree element `bt` in document order with their level (a root
+// is level 1), without recursion (a file may nest elements far deeper than any limit). The children
+// of a <SubTree> (an error reported by the build) are not visited. `visit(element, level)` returns
+// false to stop the walk.
+template <class Visit> void walk_nodes(const pugi::xml_node& bt, Visit&& visit) {
+    for (pugi::xml_node top = first_element(bt); top; top = next_element(top)) {
+        if (std::string_view(top.name()) == "Blackboard") continue;
+        pugi::xml_node n = top;
+        std::uint64_t level = 1;
+        for (;;) {
+            if (!visit(n, level)) return;
+            pugi::xml_node child = std::string_view(n.name()) == "SubTree" ? pugi::xml_node() : first_element(n);
+            if (child) {
+                n = child;
+                ++level;
+                continue;
+            }
+            while (n != top && !next_element(n)) {
+                n = n.parent();
+                --level;
+            }
+            if (n == top) break;
+            n = next_element(n);
+        }
+    }
+}
+
+// The size of `subtree`'s tree, or nullptr when the build reports the use instead (an unknown ID, a
+// cycle, subtrees nested too deeply): it then counts as one node.
+const Session::Size* Session::measurable(const pugi::xml_node& subtree) {
+    const std::string_view id = subtree.attribute("ID").value();
+    if (!tree_index_.count(id) || static_cast<int>(measuring_.size()) >= kMaxSubtreeDepth ||
+        std::find(measuring_.begin(), measuring_.end(), id) != measuring_.end())
+        return nullptr;
+    const std::string key(id);
+    measure(key);
+    return &sizes_.at(key);
+}
+
+Session::Size Session::measure(const std::string& id) {
+    if (auto it = sizes_.find(id); it != sizes_.end()) return it->second;
+    measuring_.push_back(id);
+    Size size;
+    walk_nodes(trees_[tree_index_.at(id)].element, [&](const pugi::xml_node& el, std::uint64_t level) {
+        const Size* inner = std::string_view(el.name()) == "SubTree" ? measurable(el) : nullptr;
+        // An inlined subtree's root takes the place of the <SubTree>.
+        size.nodes = add_saturated(size.nodes, inner ? inner->nodes : 1);
+        size.depth = std::max(size.depth, add_saturated(level - 1, inner ? inner->depth : 1));
+        return true;
+    });
+    measuring_.pop_back();
+    sizes_.emplace(id, size);
+    return size;
+}
+
+// Refuses tree `id` when, with its subtrees expanded, it is deeper than limits::kMaxDepth or has
+// more than limits::kMaxNodes nodes, at the first element (in document order, subtrees expanded)
+// past the limit. Called before the tree is built: a small file cannot make the build deep or big.
+void Session::check_size(const std::string& id) {
+    const Size size = measure(id);
+    if (size.depth > limits::kMaxDepth) find_too_deep(id, id, 0);
+    if (size.nodes > limits::kMaxNodes) find_too_many(id, id, 0);
+}
+
+// Finds the first element of tree `id` (inlined `above` levels down in tree `root`) past the depth
+// limit, and fails there.
+void Session::find_too_deep(const std::string& root, const std::string& id, std::uint64_t above) {
+    const TreeDef& def = trees_[tree_index_.at(id)];
+    measuring_.push_back(id);
+    walk_nodes(def.element, [&](const pugi::xml_node& el, std::uint64_t level) {
+        const Size* inner = std::string_view(el.name()) == "SubTree" ? measurable(el) : nullptr;
+        if (inner && above + level - 1 + inner->depth > limits::kMaxDepth) {
+            find_too_deep(root, el.attribute("ID").value(), above + level - 1);
+            return false;
+        }
+        if (above + level > limits::kMaxDepth)
+            fail_at(element_site(*def.doc, el), id, "",
+                    "the tree is deeper than " + std::to_string(limits::kMaxDepth) +
+                        " levels with its subtrees expanded (limits::kMaxDepth): this node is at level " +
+                        std::to_string(above + level) + " of tree '" + root + "'");
+        return true;
+    });
+    measuring_.pop_back();
+}
+
+// Finds the first element of tree `id` (inlined after `before` nodes of tree `root`) past the node
+// limit, and fails there.
+void Session::find_too_many(const std::string& root, const std::string& id, std::uint64_t before) {
+    const TreeDef& def = trees_[tree_index_.at(id)];
+    measuring_.push_back(id);
+    std::uint64_t count = before;
+    walk_nodes(def.element, [&](const pugi::xml_node& el, std::uint64_t) {
+        const Size* inner = std::string_view(el.name()) == "SubTree" ? measurable(el) : nullptr;
+        if (inner && count + inner->nodes > limits::kMaxNodes) {
+            find_too_many(root, el.attribute("ID").value(), count);
+            return false;
+        }
+        count += inner ? inner->nodes : 1;
+        if (count > limits::kMaxNodes)
+            fail_at(element_site(*def.doc, el), id, "",
+                    "the tree has more than " + std::to_string(limits::kMaxNodes) +
+                        " nodes with its subtrees expanded (limits::kMaxNodes): this node is number " + std::to_string(count) +
+                        " of tree '" + root + "'");
+        return true;
+    });
+    measuring_.pop_back();
 }
 
 // ---- building one tree ------------------------------------------------------------------------------------
@@ -644,7 +888,9 @@ Ir Session::analyze(Ctx& ctx, const Document& doc, const pugi::xml_node& el, con
     Ir ir;
     ir.site = element_site(doc, el);
     ir.path = path;
-    if (depth > kMaxElementDepth) fail(ir.site, ctx, path, "nodes nested too deeply (more than " + std::to_string(kMaxElementDepth) + " levels)");
+    // check_size refused deeper trees before the build; this bounds the recursion all the same.
+    if (depth >= static_cast<int>(limits::kMaxDepth))
+        fail(ir.site, ctx, path, "nodes nested too deeply (more than " + std::to_string(limits::kMaxDepth) + " levels)");
     const std::string element = el.name();
 
     // Which node is this?
@@ -708,7 +954,7 @@ Ir Session::analyze(Ctx& ctx, const Document& doc, const pugi::xml_node& el, con
     std::vector<pugi::xml_attribute> rest;
     for (pugi::xml_attribute a : el.attributes()) {
         const std::string n = a.name();
-        const Site asite = attribute_site(doc, el, n);
+        auto asite = [&] { return attribute_site(doc, el, n); };  // (only for a message: the scan is linear)
         if (n == "ID" && (explicit_form || ir.form == Ir::Form::SubTree)) continue;
         if (n == "name") {
             ir.label = a.value();
@@ -720,11 +966,11 @@ Ir Session::analyze(Ctx& ctx, const Document& doc, const pugi::xml_node& el, con
             else if (v == "Self") ir.abort = AbortMode::Self;
             else if (v == "LowerPriority") ir.abort = AbortMode::LowerPriority;
             else if (v == "Both") ir.abort = AbortMode::Both;
-            else fail(asite, ctx, path, "_abort=\"" + std::string(v) + "\" is not an abort mode (None, Self, LowerPriority, Both)");
+            else fail(asite(), ctx, path, "_abort=\"" + std::string(v) + "\" is not an abort mode (None, Self, LowerPriority, Both)");
         } else if (is_script_attribute(n)) {
-            fail(asite, ctx, path, "BehaviorTree.CPP's scripting attribute " + n + " is not supported (ebt has no scripting; see _precondition)");
+            fail(asite(), ctx, path, "BehaviorTree.CPP's scripting attribute " + n + " is not supported (ebt has no scripting; see _precondition)");
         } else if (n == "_autoremap" && ir.form != Ir::Form::SubTree) {
-            fail(asite, ctx, path, "_autoremap applies only to <SubTree>");
+            fail(asite(), ctx, path, "_autoremap applies only to <SubTree>");
         } else if (n == "_autoremap") {
             rest.push_back(a);
         } else if (n[0] == '_' || n.find(':') != std::string::npos) {
@@ -755,6 +1001,13 @@ Ir Session::analyze(Ctx& ctx, const Document& doc, const pugi::xml_node& el, con
         fail(ir.site, ctx, path, what + " has no children");
     }
 
+    // limits::kMaxPorts holds for the registry's nodes as the builder and save() see them.
+    if (ir.form == Ir::Form::Action || ir.form == Ir::Form::Condition) {
+        const std::size_t ports = ir.form == Ir::Form::Action ? reg_.find_action(ir.name)->ports.size() : reg_.find_condition(ir.name)->ports.size();
+        if (ports > limits::kMaxPorts)
+            fail(ir.site, ctx, path, what + " has " + std::to_string(ports) + " ports, more than " + std::to_string(limits::kMaxPorts) +
+                                         " (limits::kMaxPorts)");
+    }
     switch (ir.form) {
     case Ir::Form::Builtin:
     case Ir::Form::Predicate: analyze_builtin(ctx, doc, el, ir, rest); break;
@@ -843,7 +1096,7 @@ void Session::analyze_builtin(Ctx& ctx, const Document& doc, const pugi::xml_nod
             ir.count = static_cast<int>(v);
         } else if (pn == "msec" || pn == "delay_msec") {
             if (!parse_msec(value, ir.duration))
-                fail(site, ctx, ir.path, std::string(p.name) + "=\"" + value + "\" is not a duration in milliseconds (a non-negative number, at most 3 decimals)");
+                fail(site, ctx, ir.path, std::string(p.name) + "=\"" + value + "\" is not a duration in milliseconds (a non-negative number below 2^50, at most 3 decimals)");
         } else if (pn == "weights") {
             std::string_view rest_text = value;
             while (true) {
@@ -923,7 +1176,13 @@ void Session::analyze_subtree(Ctx& ctx, const Document& doc, const pugi::xml_nod
     struct Given {
         std::string port;
         std::string value;
-        Site site;
+        std::optional<Site> site;  // empty: the attribute `port` of `el` (found when a message needs it)
+    };
+    const std::map<std::string_view, Site> sites = attribute_sites(doc, el);
+    auto site_of = [&](const Given& g) {
+        if (g.site) return *g.site;
+        auto it = sites.find(g.port);
+        return it == sites.end() ? ir.site : it->second;
     };
     std::vector<Given> given;
     bool autoremap = false;
@@ -936,27 +1195,28 @@ void Session::analyze_subtree(Ctx& ctx, const Document& doc, const pugi::xml_nod
             else fail(attribute_site(doc, el, n), ctx, ir.path, "_autoremap=\"" + std::string(v) + "\" is not true or false");
             continue;
         }
-        given.push_back({n, a.value(), attribute_site(doc, el, n)});
+        given.push_back({n, a.value(), std::nullopt});
     }
     // Defaults from the SubTree's model, for ports this use does not give (without _autoremap,
     // which connects them all).
-    if (auto m = subtree_models_.find(ir.name); !autoremap && m != subtree_models_.end())
-        for (const auto& port : m->second) {
-            if (!port.default_value) continue;
-            const bool set = std::any_of(given.begin(), given.end(), [&](const Given& g) { return g.port == port.name; });
-            if (!set) given.push_back({port.name, *port.default_value, port.site});
-        }
+    if (auto m = subtree_models_.find(ir.name); !autoremap && m != subtree_models_.end()) {
+        std::set<std::string_view> set;
+        for (const auto& g : given) set.insert(g.port);
+        for (const auto& port : m->second)
+            if (port.default_value && !set.count(port.name)) given.push_back({port.name, *port.default_value, port.site});
+    }
 
     const BlackboardSchema& schema = inner.tree.schema();
     Overrides overrides;
     std::set<std::string> remapped;
+    std::set<std::string_view> own_keys;
+    for (const auto& k : inner.own_keys) own_keys.insert(k.first);
     for (const auto& g : given) {
         const KeyId id = schema.find(g.port);
-        const bool own = std::any_of(inner.own_keys.begin(), inner.own_keys.end(), [&](const auto& k) { return k.first == g.port; });
-        if (id == kNoKey || !own) {
+        if (id == kNoKey || !own_keys.count(g.port)) {
             std::vector<std::string> keys;
             for (const auto& k : inner.own_keys) keys.push_back(k.first);
-            fail(g.site, ctx, ir.path, "subtree '" + ir.name + "' has no key '" + g.port + "' to remap (its keys: " + quoted_list(keys) + ")");
+            fail(site_of(g), ctx, ir.path, "subtree '" + ir.name + "' has no key '" + g.port + "' to remap (its keys: " + quoted_list(keys) + ")");
         }
         const TypeInfo* type = schema.info(id).type;
         const std::string what = "subtree '" + ir.name + "' key '" + g.port + "'";
@@ -964,15 +1224,15 @@ void Session::analyze_subtree(Ctx& ctx, const Document& doc, const pugi::xml_nod
             std::string key = g.value.substr(1, g.value.size() - 2);
             if (key == "=") key = g.port;
             if (key.empty() || !is_identifier(key) || key[0] == '@')
-                fail(g.site, ctx, ir.path, what + ": '" + g.value + "' is not a valid key reference");
-            use_key(ctx, key, type, g.site, ir.path, what);
+                fail(site_of(g), ctx, ir.path, what + ": '" + g.value + "' is not a valid key reference");
+            use_key(ctx, key, type, site_of(g), ir.path, what);
             ir.remap.emplace_back(g.port, key);
         } else {
             if (builtin_type(type->name) != type)
-                fail(g.site, ctx, ir.path, what + " has type " + type->name + ", which has no literal form: remap it to a key with {key}");
+                fail(site_of(g), ctx, ir.path, what + " has type " + type->name + ", which has no literal form: remap it to a key with {key}");
             std::vector<std::byte> value(type->size);
             if (!parse_value(type, g.value, value.data()))
-                fail(g.site, ctx, ir.path, what + ": '" + g.value + "' is not a valid " + type->name);
+                fail(site_of(g), ctx, ir.path, what + ": '" + g.value + "' is not a valid " + type->name);
             overrides[g.port] = std::move(value);
         }
         remapped.insert(g.port);
@@ -1146,6 +1406,7 @@ Tree Session::load(std::string_view tree_id) {
         const Site site = tree_id.empty() ? attribute_site(main, root, "main_tree_to_execute") : element_site(main, root);
         fail_at(site, "", "", "no BehaviorTree with ID '" + id + "' (defined: " + quoted_list(ids()) + ")");
     }
+    check_size(id);
     const TreeDef& def = trees_[tree_index_.at(id)];
     return build(id, def.site, "", "", nullptr, false).tree;
 }
@@ -1156,22 +1417,38 @@ Tree Session::load(std::string_view tree_id) {
 
 Loader::Loader(const Registry& registry, LoaderOptions options) : registry_(&registry), options_(std::move(options)) {}
 
+// Runs one load; memory exhaustion (a file the limits let through, a huge file) is a LoadError too,
+// so that every load problem is one.
+template <class Load> static auto guarded(const std::string& source, Load&& load) -> decltype(load()) {
+    try {
+        return load();
+    } catch (const std::bad_alloc&) {
+        throw LoadError(source, 1, 1, "", "", "out of memory while loading");
+    }
+}
+
 Tree Loader::load_file(const fs::path& path, std::string_view tree_id) const {
-    Session s(*registry_, options_);
-    s.open_file(path, nullptr, 0);
-    return s.load(tree_id);
+    return guarded(path.string(), [&] {
+        Session s(*registry_, options_);
+        s.open_file(path, nullptr, 0);
+        return s.load(tree_id);
+    });
 }
 
 Tree Loader::load_string(std::string_view xml, std::string_view source_name, std::string_view tree_id) const {
-    Session s(*registry_, options_);
-    s.open_text(xml, std::string(source_name));
-    return s.load(tree_id);
+    return guarded(std::string(source_name), [&] {
+        Session s(*registry_, options_);
+        s.open_text(xml, std::string(source_name));
+        return s.load(tree_id);
+    });
 }
 
 std::vector<std::string> Loader::tree_ids(const fs::path& path) const {
-    Session s(*registry_, options_);
-    s.open_file(path, nullptr, 0);
-    return s.ids();
+    return guarded(path.string(), [&] {
+        Session s(*registry_, options_);
+        s.open_file(path, nullptr, 0);
+        return s.ids();
+    });
 }
 
 }  // namespace ebt::xml

@@ -2,6 +2,8 @@
 // TreeNodesModel.
 #include "xml/xml_internal.hpp"
 
+#include <ebt/limits.hpp>
+
 #include <pugixml.hpp>
 
 #include <charconv>
@@ -23,6 +25,8 @@ std::string describe_source(const SourceNode& n) {
     std::string s = to_string(n.kind);
     if (!n.label.empty()) s += " '" + n.label + "'";
     else if (!n.name.empty()) s += " '" + n.name + "'";
+    // (a NUL would cut the message short)
+    for (std::size_t i = s.find('\0'); i != std::string::npos; i = s.find('\0', i)) s.replace(i, 1, "\\0");
     return s;
 }
 
@@ -37,12 +41,6 @@ std::string format_duration(std::int64_t micros) {
         s += "." + f;
     }
     return s;
-}
-
-std::string format_double(double v) {
-    char buf[64];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    return ec == std::errc() ? std::string(buf, end) : std::to_string(v);
 }
 
 std::string format_threshold(std::int32_t encoded) {
@@ -131,6 +129,10 @@ public:
 
     std::string run(const SaveOptions& options) {
         if (src_.empty()) fail("", "the tree has no source form");
+        if (!is_identifier(data_.name))
+            fail("", "the tree's name is not a valid BehaviorTree ID (not empty, no blanks, none of ! & | ^ ( ) { } , = ; \" ' < >, "
+                     "not true or false)");
+        check_limits();
         collect_keys();
         pugi::xml_document doc;
         pugi::xml_node root = doc.append_child("root");
@@ -212,12 +214,11 @@ private:
             for (std::size_t i = 0; i < k.type->size; ++i)
                 if (v[i] != std::byte{0}) zero = false;
             if (!zero) {
-                auto text = format_value(k.type, v);
-                if (!text)
+                if (!format_value(k.type, v))
                     fail("", "key '" + k.name + "' of type " + k.type->name + " has an initial value XML cannot express");
-                e.append_attribute("default") = text->c_str();
+                e.append_attribute("default") = value_text(k.type, v, "", "key '" + k.name + "'").c_str();
             }
-            if (shared) e.append_attribute("scope") = schema.scopes()[k.scope].c_str();
+            if (shared) e.append_attribute("scope") = text(schema.scopes()[k.scope], "", "the scope of key '" + k.name + "'");
         }
     }
 
@@ -237,7 +238,7 @@ private:
             if (port == "name" || port == "ID" || !attribute_name(port) || port[0] == '_' || port.find(':') != std::string::npos)
                 fail(path, "port '" + port + "' cannot be written as an XML attribute");
             if (has_literal(n, port)) {
-                el.append_attribute(port.c_str()) = literal_of(n, port).c_str();
+                el.append_attribute(port.c_str()) = text(literal_of(n, port), path, "the literal of port '" + port + "'");
             } else {
                 if (!is_identifier(key)) fail(path, "port '" + port + "' is bound to key '" + key + "', which XML cannot name");
                 el.append_attribute(port.c_str()) = ("{" + key + "}").c_str();
@@ -250,7 +251,7 @@ private:
         const bool compact = is_xml_name(name) && !other;
         if (compact) return parent.append_child(name.c_str());
         pugi::xml_node el = parent.append_child(action ? "Action" : "Condition");
-        el.append_attribute("ID") = name.c_str();
+        el.append_attribute("ID") = text(name, "", "the name '" + name + "'");
         return el;
     }
 
@@ -258,6 +259,7 @@ private:
         if (p.op == PredOp::Condition) {
             const ConditionSpec* spec = reg_.find_condition(p.name);
             if (!spec) fail(path, "condition '" + p.name + "' is not registered in the registry given to save()");
+            check_port_count("condition '" + p.name + "'", spec->ports, path);
             if (p.spec && !same_ports(p.spec->ports, spec->ports))
                 fail(path, "condition '" + p.name + "' has ports " + port_list(p.spec->ports) + " in the tree but " +
                                port_list(spec->ports) + " in the registry");
@@ -267,12 +269,61 @@ private:
     }
 
     std::string expression(const Predicate::Node& p, const std::string& path) const {
-        check_predicate(p, path);
         try {
-            return print_expression(p, reg_);
+            std::string text = print_expression(p, reg_);
+            check_predicate(p, path);
+            return text;
         } catch (const SaveError& e) {
             fail(path, e.what());
         }
+    }
+
+    // The loader refuses an action or condition with more than limits::kMaxPorts ports.
+    void check_port_count(const std::string& what, const std::vector<PortSpec>& ports, const std::string& path) const {
+        if (ports.size() > limits::kMaxPorts)
+            fail(path, what + " has " + std::to_string(ports.size()) + " ports, more than " + std::to_string(limits::kMaxPorts) +
+                           " (limits::kMaxPorts)");
+    }
+
+    // Refuses a tree the loader would refuse for its size (limits.hpp: depth and node count, the
+    // size of its predicates), before anything walks it recursively.
+    void check_limits() {
+        if (src_.size() > limits::kMaxNodes)
+            fail("", "the tree has " + std::to_string(src_.size()) + " nodes, more than " + std::to_string(limits::kMaxNodes) +
+                         " (limits::kMaxNodes)");
+        std::vector<std::pair<std::uint32_t, std::uint32_t>> stack{{0u, 1u}};  // node, level
+        while (!stack.empty()) {
+            const auto [index, level] = stack.back();
+            stack.pop_back();
+            const SourceNode& n = src_[index];
+            if (level > limits::kMaxDepth)
+                fail("", "the tree is deeper than " + std::to_string(limits::kMaxDepth) + " levels (limits::kMaxDepth): " +
+                             describe_source(n) + " is at level " + std::to_string(level));
+            for (const auto* p : {n.predicate.get(), n.precondition.get()}) {
+                if (!p) continue;
+                try {
+                    check_expression_size(*p);
+                } catch (const SaveError& e) {
+                    fail("", describe_source(n) + ": " + e.what());
+                }
+            }
+            for (std::uint32_t c : n.children) stack.emplace_back(c, level + 1);
+        }
+    }
+
+    // `s` as XML text: a NUL cannot be written (it would cut the text short).
+    const char* text(const std::string& s, const std::string& path, const std::string& what) const {
+        if (s.find('\0') != std::string::npos) fail(path, what + " contains a NUL character, which XML cannot hold");
+        return s.c_str();
+    }
+    // A value of a builtin type as text that parses back to the same bytes (not NaN or infinite).
+    std::string value_text(const TypeInfo* type, const void* value, const std::string& path, const std::string& what) const {
+        std::optional<std::string> t = format_value(type, value);
+        if (!t) fail(path, what + " of type " + type->name + " has a value XML cannot express");
+        std::vector<std::byte> back(type->size);
+        if (!parse_value(type, *t, back.data()) || std::memcmp(back.data(), value, type->size) != 0)
+            fail(path, what + " has the value " + *t + ", which XML cannot express (it would not load back)");
+        return *t;
     }
 
     void write(pugi::xml_node parent, std::uint32_t index, const std::string& parent_path, int position) {
@@ -290,6 +341,7 @@ private:
         case NodeKind::Action: {
             const ActionSpec* spec = reg_.find_action(n.name);
             if (!spec) fail(path, "action '" + n.name + "' is not registered in the registry given to save()");
+            check_port_count("action '" + n.name + "'", spec->ports, path);
             if (n.action_spec && !same_ports(n.action_spec->ports, spec->ports))
                 fail(path, "action '" + n.name + "' has ports " + port_list(n.action_spec->ports) + " in the tree but " +
                                port_list(spec->ports) + " in the registry");
@@ -326,7 +378,7 @@ private:
                 std::string w;
                 for (double v : n.weights) {
                     if (!w.empty()) w += ';';
-                    w += format_double(v);
+                    w += value_text(type_of<double>(), &v, path, "a weight");
                 }
                 el.append_attribute("weights") = w.c_str();
                 break;
@@ -336,22 +388,28 @@ private:
             case NodeKind::Retry: el.append_attribute("num_attempts") = std::to_string(n.count).c_str(); break;
             case NodeKind::Timeout:
             case NodeKind::Cooldown:
-            case NodeKind::Wait: el.append_attribute("msec") = format_duration(n.duration).c_str(); break;
-            case NodeKind::Delay: el.append_attribute("delay_msec") = format_duration(n.duration).c_str(); break;
+            case NodeKind::Wait:
+            case NodeKind::Delay:
+                if (!duration_in_range(n.duration))
+                    fail(path, "the duration " + std::to_string(n.duration) + " us is not below 2^50 ms, the longest XML can write");
+                el.append_attribute(n.kind == NodeKind::Delay ? "delay_msec" : "msec") = format_duration(n.duration).c_str();
+                break;
             default: break;
             }
             break;
         }
         }
-        if (!n.label.empty() && n.label != default_label) el.append_attribute("name") = n.label.c_str();
+        if (!n.label.empty() && n.label != default_label) el.append_attribute("name") = text(n.label, path, "the label");
         if (n.precondition) el.append_attribute("_precondition") = expression(*n.precondition, path).c_str();
         if (n.has_abort) el.append_attribute("_abort") = to_string(n.abort);
+        std::set<std::string_view> written;  // (a set: an element may keep thousands of attributes)
+        for (pugi::xml_attribute a = el.first_attribute(); a; a = a.next_attribute()) written.insert(a.name());
         for (const auto& [name, value] : n.attributes) {
             if (!attribute_name(name) || (name[0] != '_' && name.find(':') == std::string::npos))
                 fail(path, "kept attribute '" + name + "' is not one XML can keep (a name starting with '_' or with a prefix, as in 'editor:x')");
-            if (el.attribute(name.c_str()) || name == "_autoremap" || is_script_attribute(name))
+            if (!written.insert(name).second || name == "_autoremap" || is_script_attribute(name))
                 fail(path, "kept attribute '" + name + "' clashes with an attribute ebt or BehaviorTree.CPP interprets");
-            el.append_attribute(name.c_str()) = value.c_str();
+            el.append_attribute(name.c_str()) = text(value, path, "kept attribute '" + name + "'");
         }
         int child = 0;
         for (std::uint32_t c : n.children) write(el, c, path, child++);

@@ -6,6 +6,7 @@
 #include "tree/tree_data.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -50,6 +51,16 @@ bool is_xml_name(std::string_view s) noexcept;
 /// characters, none of ! & | ^ ( ) { } , = ; " ' < > (and not "true" or "false").
 bool is_identifier(std::string_view s) noexcept;
 
+// ---- limits the loader and the saver share (besides include/ebt/limits.hpp) ------------------------
+
+/// Durations in XML (msec, delay_msec) are milliseconds below 2^50 (about 35,000 years), with up to
+/// 3 decimals.
+inline constexpr std::int64_t kMaxDurationMilliseconds = std::int64_t{1} << 50;
+/// A duration (in microseconds) XML can write and read back: 0 <= micros < 2^50 ms.
+inline bool duration_in_range(std::int64_t micros) noexcept {
+    return micros >= 0 && micros / 1000 < kMaxDurationMilliseconds;
+}
+
 // ---- expressions (ScriptCondition code, _precondition) ---------------------------------------------
 
 /// A key an expression reads, with the type its use requires.
@@ -76,7 +87,13 @@ Predicate parse_expression(std::string_view code, const Registry& registry, std:
 
 /// The text of a predicate in the grammar above (parenthesized so that it parses back to the same
 /// tree; a key named like a condition of `registry` is written `{key}`). Throws SaveError for a key
-/// or condition name the grammar cannot spell.
+/// or condition name the grammar cannot spell, and for a predicate parse_expression would refuse
+/// (more than limits::kMaxPredicateOperands operands, nested deeper than limits::kMaxPredicateDepth):
+/// the text is parsed back to check it, so that load and save enforce the same limits.
 std::string print_expression(const Predicate::Node& p, const Registry& registry);
+/// The part of print_expression's check that needs no recursion: throws SaveError for a predicate
+/// with too many operands or so deep that it cannot be within the nesting limit. Makes walking the
+/// predicate recursively safe afterwards.
+void check_expression_size(const Predicate::Node& p);
 
 }  // namespace ebt::xml::detail

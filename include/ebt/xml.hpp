@@ -12,9 +12,10 @@
 // ebt's own attributes are documented in docs/xml.md.
 //
 // Bad input (malformed XML, an unknown node, a wrong child count, a missing or mistyped port, an
-// unknown key, a subtree cycle, a duplicate ID, ...) throws ebt::xml::LoadError, a BuildError whose
+// unknown key, a subtree cycle, a duplicate ID, a tree past the limits of <ebt/limits.hpp> with its
+// subtrees expanded, even running out of memory, ...) throws ebt::xml::LoadError, a BuildError whose
 // message starts with "file:line:column: " and names the tree, the node path and the problem. A
-// tree is returned complete or not at all.
+// tree is returned complete or not at all. save() enforces the same limits (docs/xml.md, "Limits").
 #pragma once
 
 #include <ebt/builder.hpp>
@@ -99,7 +100,9 @@ struct SaveOptions {
 /// Writes `tree` as a v4 document with one BehaviorTree (ID = tree.name(), subtrees inlined) in the
 /// compact form. Every action and condition must be registered in `registry` under its name with
 /// the same ports; otherwise SaveError. Loading the result with a Loader over the same registry
-/// gives the same definition: the same describe(), the same traces, the same keys.
+/// gives the same definition: the same describe(), the same traces, the same keys. A tree the
+/// loader would refuse (past a limit, a NaN value, a name that is not a BehaviorTree ID, a NUL in a
+/// text, ...) is a SaveError instead.
 std::string save(const Tree& tree, const Registry& registry, const SaveOptions& options = {});
 /// save() to a file (throws SaveError when the file cannot be written).
 void save_file(const std::filesystem::path& path, const Tree& tree, const Registry& registry,

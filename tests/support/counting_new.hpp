@@ -35,7 +35,15 @@ inline void* counted_aligned(std::size_t size, std::align_val_t align) noexcept 
     return std::aligned_alloc(a, rounded);
 }
 
+/// Failure injection for tests: set to n > 0, the n-th throwing allocation from then on fails, once,
+/// with std::bad_alloc (0: none fails).
+inline std::atomic<long long> g_fail_countdown{0};
+
 inline void* allocated_or_throw(void* p) {
+    if (g_fail_countdown.load(std::memory_order_relaxed) > 0 && g_fail_countdown.fetch_sub(1, std::memory_order_relaxed) == 1) {
+        std::free(p);
+        throw std::bad_alloc();
+    }
     if (!p) throw std::bad_alloc();
     return p;
 }
