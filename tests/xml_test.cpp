@@ -1224,6 +1224,14 @@ TEST_CASE("xml: save() leaves out ports bound to their default, and the tree loa
         if (frame == 3) bb.set(bb.key<float>("dist"), 9.0f);
     };
     check_same(code, loader.load_string(code_saved), 6, code_script);
+    // A literal default inside a predicate built in code has no XML form (expressions have no literals).
+    Registry lit = defaults_registry();
+    lit.add_condition("Strong", [](const ConditionContext& c) { return c.in<int>(0) > 3; }, {input_port<int>("force").default_value(5)});
+    const Tree strong = TreeBuilder("S", lit).sequence().always_success().precondition(Predicate::condition("Strong")).back().end();
+    CHECK_THROWS_WITH_AS((void)xml::save(strong, lit),
+                         "cannot save tree 'S', node /Sequence/AlwaysSuccess[0]: condition 'Strong' port 'force' is bound to a "
+                         "constant (its literal default), which an expression cannot write",
+                         xml::SaveError);
 }
 
 TEST_CASE("xml: the TreeNodesModel carries port defaults; a file's model must agree with the registry") {

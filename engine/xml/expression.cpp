@@ -285,6 +285,9 @@ void print(const Predicate::Node& p, const Registry& registry, std::string& out)
                 const auto it = spec ? std::find_if(spec->ports.begin(), spec->ports.end(), [&](const PortSpec& s) { return s.name == port_name; })
                                      : std::vector<PortSpec>::const_iterator{};
                 const bool is_default = spec && it != spec->ports.end() && it->fallback.kind == PortDefault::Kind::Key && it->fallback.key == b.second;
+                if (!is_default && !is_identifier(b.second) && spec && it != spec->ports.end() && it->fallback.kind == PortDefault::Kind::Value)
+                    throw SaveError("condition '" + p.name + "' port '" + b.first +
+                                    "' is bound to a constant (its literal default), which an expression cannot write");
                 if (!is_default) written.push_back(b);
             }
             if (written.empty()) break;

@@ -181,7 +181,13 @@ private:
     void infer_predicate(const Predicate::Node& p) {
         if (p.op == PredOp::KeyIs) infer(p.name, type_of<bool>());
         if (p.op == PredOp::Condition && p.spec)
-            for (std::size_t i = 0; i < p.bindings.size() && i < p.spec->ports.size(); ++i) infer(p.bindings[i].second, p.spec->ports[i].type);
+            for (std::size_t i = 0; i < p.bindings.size() && i < p.spec->ports.size(); ++i) {
+                // A constant the builder made for a literal default: no <Blackboard> entry (the
+                // expression printer refuses it, naming the node).
+                if (p.spec->ports[i].fallback.kind == PortDefault::Kind::Value && !is_identifier(p.bindings[i].second))
+                    literal_keys_.insert(p.bindings[i].second);
+                infer(p.bindings[i].second, p.spec->ports[i].type);
+            }
         if (p.a) infer_predicate(*p.a);
         if (p.b) infer_predicate(*p.b);
     }
