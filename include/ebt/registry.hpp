@@ -6,6 +6,9 @@
 // guard only when one of those keys changes, so a condition that reads anything else must say so
 // with a re-check interval (see ConditionSpec::recheck_interval).
 //
+// A port may have a default (PortSpec::default_key / default_value, as BehaviorTree.CPP v4's port
+// defaults): what a node that leaves the port out is bound to, in code and in XML files.
+//
 // A Registry maps names to specs; the builder (and the XML loader) resolve node names through it.
 // Specs are copied into the tree definitions that use them, so a registry may die before its trees.
 #pragma once
