@@ -1,6 +1,6 @@
 // The registry the XML fuzzer loads against (also used by tests/xml_test.cpp to check that every
 // seed in fuzz/corpus/ loads). Its actions and conditions cover every port type and direction the
-// loader handles; Patrol, Attack and Runaway match the guard scenario's, so samples/guard.xml is a
+// loader handles, and port defaults; Patrol, Attack and Runaway match the guard scenario's, so samples/guard.xml is a
 // valid seed.
 #pragma once
 
@@ -31,6 +31,10 @@ inline Registry registry() {
                       {input_port<float>("distance")});
     reg.add_condition("IsSet", [](const ConditionContext& ctx) { return ctx.in<bool>(0); }, {port<bool>("flag")});
     reg.add_condition("Never", [](const ConditionContext&) { return false; });
+    // Port defaults: a key of the port's name ({=}), another key, a literal.
+    reg.add_condition("IsSeeEnemy", [](const ConditionContext& ctx) { return ctx.in<bool>(0); },
+                      {input_port<bool>("enemy_seen").default_key()});
+    reg.add_action("Aim", success, {input_port<float>("distance").default_key("range"), input_port<int>("power").default_value(3)});
     return reg;
 }
 

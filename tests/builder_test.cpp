@@ -2,7 +2,11 @@
 // BehaviorTree.CPP aliases, subtrees with key remapping, and every build error with its exact message.
 #include "support/trace_recorder.hpp"
 
+#include "tree/tree_data.hpp"
+
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <memory>
 #include <set>
 
@@ -405,7 +409,8 @@ TEST_CASE("builder: subtree remaps keys to the outer tree; unmapped keys are pri
 
         agent.blackboard().set("alert", true);
         agent.tick(10ms);
-        CHECK(rec.tick(1) == "0:I 1:I 3:I 3:U 4:I 6:I 6:U");
+        CAPTURE(rec.tick(0));
+    CHECK(rec.tick(1) == "0:I 1:I 3:I 3:U 4:I 6:I 6:U");
         agent.tick(10ms);
         agent.tick(10ms);
         // Both uses wrote the shared key...
@@ -1027,4 +1032,96 @@ TEST_CASE("builder errors: an action or condition with more than limits::kMaxPor
     const Tree tree = b.sequence().condition("Most").action("Most").back().end();
     Agent agent(tree, {.restart_on_end = false});
     CHECK(agent.tick(10ms) == Status::Success);
+}
+
+// ---- port defaults (BehaviorTree.CPP v4's InputPort default) --------------------------------------------
+
+TEST_CASE("registry: a port default is checked against the port's type and direction when registered") {
+    Registry reg;
+    auto action_with = [](PortSpec p) {
+        ActionSpec s = test::running_action();
+        s.ports = {std::move(p)};
+        return s;
+    };
+    // Good defaults register; default_key() is the key named like the port.
+    reg.add_action("Aim", action_with(input_port<int>("power").default_value(7)));
+    reg.add_action("Track", action_with(output_port<int>("target").default_key("enemy")));
+    reg.add_condition(
+        "IsSeeEnemy", [](const ConditionContext& c) { return c.in<bool>(0); }, {input_port<bool>("enemy_seen").default_key()});
+    CHECK(reg.find_condition("IsSeeEnemy")->ports[0].fallback.kind == PortDefault::Kind::Key);
+    CHECK(reg.find_condition("IsSeeEnemy")->ports[0].fallback.key == "enemy_seen");
+    CHECK(reg.find_action("Track")->ports[0].fallback.key == "enemy");
+    CHECK(reg.find_action("Aim")->ports[0].fallback.text == "7");  // filled at registration
+    CHECK(input_port<double>("x").default_value(2.5).fallback.type == type_of<double>());
+    CHECK(input_port<int>("x").fallback.kind == PortDefault::Kind::None);
+
+    CHECK_THROWS_WITH_AS(reg.add_action("A1", action_with(input_port<float>("range").default_value(3))),
+                         "action 'A1' port 'range' (float) has a default value of type int", BuildError);
+    CHECK_THROWS_WITH_AS(reg.add_action("A2", action_with(output_port<int>("shots").default_value(0))),
+                         "action 'A2' port 'shots' is an output: its default must be a key (default_key), not a value",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(reg.add_action("A3", action_with(input_port<char>("c").default_value('x'))),
+                         "action 'A3' port 'c' (char) has a default value of a type without a literal form (bool, int, "
+                         "unsigned, long, long long, float, double): give it a default key instead",
+                         BuildError);
+    CHECK_THROWS_WITH_AS(reg.add_action("A4", action_with(input_port<double>("d").default_value(std::nan("")))),
+                         "action 'A4' port 'd' has a default value with no literal form (nan)", BuildError);
+    CHECK_THROWS_WITH_AS(reg.add_action("A5", action_with(input_port<int>("k").default_key("{bad key}"))),
+                         "action 'A5' port 'k' has the default key '{bad key}', which is not a valid key name", BuildError);
+    CHECK_THROWS_WITH_AS(reg.add_condition(
+                             "C1", [](const ConditionContext&) { return true; }, {input_port<bool>("b").default_value(1)}),
+                         "condition 'C1' port 'b' (bool) has a default value of type int", BuildError);
+    // A condition's ports are read, whatever their declared direction: a value default is fine.
+    reg.add_condition("C2", [](const ConditionContext& c) { return c.in<bool>(0); }, {output_port<bool>("b").default_value(true)});
+    // Nothing was registered by the failed calls.
+    CHECK(reg.action_names() == std::vector<std::string>{"Aim", "Track"});
+    // In-place action specs are checked by the builder.
+    CHECK_THROWS_WITH_AS(TreeBuilder("t").action("A6", action_with(input_port<float>("range").default_value(3))),
+                         "tree 't', at /: action 'A6' port 'range' (float) has a default value of type int", BuildError);
+}
+
+TEST_CASE("builder: a port the node does not bind gets its default (a key, or a private constant)") {
+    Registry reg;
+    ActionSpec aim;
+    aim.update = [](ActionContext& ctx) { return ctx.in<int>(0) == 7 ? Status::Success : Status::Failure; };
+    aim.ports = {input_port<int>("power").default_value(7)};
+    reg.add_action("Aim", aim);
+    reg.add_condition(
+        "IsSeeEnemy", [](const ConditionContext& c) { return c.in<bool>(0); }, {input_port<bool>("enemy_seen").default_key()});
+    reg.add_condition(
+        "Near", [](const ConditionContext& c) { return c.in<float>(0) < 5.0f; }, {input_port<float>("distance").default_key("dist")});
+    const Tree t = TreeBuilder("t", reg)
+                       .key<bool>("enemy_seen").key<float>("dist")
+                       .sequence()
+                           .condition("IsSeeEnemy")
+                           .condition("Near")
+                           .action("Aim")
+                           .action("Aim", Bindings{{"power", "power"}})
+                       .back()
+                       .key<int>("power", 3)
+                       .end();
+    const auto& src = t.data().source;
+    CHECK(src[1].predicate->bindings == Bindings{{"enemy_seen", "enemy_seen"}});
+    CHECK(src[2].predicate->bindings == Bindings{{"distance", "dist"}});
+    CHECK(src[3].bindings == Bindings{{"power", "=power#0"}});
+    CHECK(src[3].literals == std::vector<std::pair<std::string, std::string>>{{"power", "7"}});
+    CHECK(src[4].bindings == Bindings{{"power", "power"}});
+    CHECK(src[4].literals.empty());
+    const KeyId constant = t.schema().find("=power#0");
+    REQUIRE(constant != kNoKey);
+    CHECK(t.schema().info(constant).type == type_of<int>());
+    int seven = 0;
+    std::memcpy(&seven, t.schema().defaults() + t.schema().info(constant).offset, sizeof seven);
+    CHECK(seven == 7);
+    // The default key must exist, as any bound key.
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).key<bool>("enemy_seen").sequence().condition("Near").always_success().back().end(),
+                         "tree 't', node /Sequence/Condition 'Near'[0]: condition 'Near' port 'distance' uses undeclared "
+                         "blackboard key 'dist' (declare it with key<T>(\"dist\"))",
+                         BuildError);
+    // Run: enemy seen, near (dist 0), Aim reads 7 from its constant; the second Aim reads 'power' (3) and fails.
+    TraceRecorder rec;
+    Agent agent(t, {.listener = &rec});
+    agent.blackboard().set(agent.blackboard().key<bool>("enemy_seen"), true);
+    CHECK(agent.tick(10ms) == Status::Failure);
+    CHECK(rec.tick(0) == "0:I 3:I 3:U 3:T(Success) 4:I 4:U 4:T(Failure) 0:T(Failure)");
 }

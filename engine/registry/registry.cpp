@@ -1,6 +1,9 @@
 // Registry of named actions and conditions.
 #include <ebt/limits.hpp>
 #include <ebt/registry.hpp>
+#include <ebt/xml.hpp>
+
+#include "xml/xml_internal.hpp"
 
 namespace ebt {
 
@@ -12,12 +15,42 @@ std::string too_many_ports(const std::vector<PortSpec>& ports) {
 }
 }  // namespace
 
+// A port default must be usable everywhere a port is bound: in code and in XML files (where a key
+// default is written {key} and a value default as a literal, see docs/xml.md).
+void detail::check_port_defaults(const std::string& what, std::vector<PortSpec>& ports, bool is_condition) {
+    for (auto& p : ports) {
+        PortDefault& d = p.fallback;
+        const std::string port = what + " port '" + p.name + "'";
+        if (d.kind == PortDefault::Kind::Key) {
+            if (!xml::detail::is_identifier(d.key))
+                throw BuildError(port + " has the default key '" + d.key + "', which is not a valid key name");
+        } else if (d.kind == PortDefault::Kind::Value) {
+            if (!is_condition && p.direction == PortDirection::Out)
+                throw BuildError(port + " is an output: its default must be a key (default_key), not a value");
+            if (!p.type || d.type != p.type || d.value.size() != p.type->size)
+                throw BuildError(port + " (" + (p.type ? p.type->name : "?") + ") has a default value of type " +
+                                 (d.type ? d.type->name : "?"));
+            if (xml::builtin_type(p.type->name) != p.type)
+                throw BuildError(port + " (" + p.type->name +
+                                 ") has a default value of a type without a literal form (bool, int, unsigned, long, long long, "
+                                 "float, double): give it a default key instead");
+            // The text must read back as the same value (not so for NaN or infinities).
+            const std::optional<std::string> text = xml::format_value(p.type, d.value.data());
+            std::vector<std::byte> back(p.type->size);
+            if (!text || !xml::parse_value(p.type, *text, back.data()) || back != d.value)
+                throw BuildError(port + " has a default value with no literal form (" + text.value_or("?") + ")");
+            d.text = *text;
+        }
+    }
+}
+
 Registry& Registry::add_action(std::string name, ActionSpec spec) {
     if (name.empty()) throw BuildError("an action needs a name");
     if (!spec.update) throw BuildError("action '" + name + "' has no update function");
     if (spec.ports.size() > limits::kMaxPorts) throw BuildError("action '" + name + "' has " + too_many_ports(spec.ports));
     if (spec.memory_bytes > 64) throw BuildError("action '" + name + "' asks for more than 64 bytes of memory");
     if (actions_.count(name)) throw BuildError("action '" + name + "' is registered twice");
+    detail::check_port_defaults("action '" + name + "'", spec.ports, false);
     actions_.emplace(std::move(name), std::move(spec));
     return *this;
 }
@@ -27,6 +60,7 @@ Registry& Registry::add_condition(std::string name, ConditionSpec spec) {
     if (!spec.evaluate) throw BuildError("condition '" + name + "' has no evaluate function");
     if (spec.ports.size() > limits::kMaxPorts) throw BuildError("condition '" + name + "' has " + too_many_ports(spec.ports));
     if (conditions_.count(name)) throw BuildError("condition '" + name + "' is registered twice");
+    detail::check_port_defaults("condition '" + name + "'", spec.ports, true);
     conditions_.emplace(std::move(name), std::move(spec));
     return *this;
 }

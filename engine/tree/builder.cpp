@@ -134,6 +134,7 @@ struct TreeBuilder::Impl {
     std::int32_t last_added = -1;
     bool ended = false;
     std::uint32_t subtree_uses = 0;
+    std::uint32_t default_constants = 0;  // private keys declared for value defaults (their "#N")
     mutable TreeBuilder::ErrorDetail error;  // the last error thrown (see TreeBuilder::last_error)
 
     std::string path(std::int32_t index) const {
@@ -211,7 +212,10 @@ struct TreeBuilder::Impl {
         return nodes[last_added];
     }
 
-    Bindings resolve_bindings(const std::vector<PortSpec>& ports, const Bindings& given, const std::string& what) const {
+    // Every port's key: the one given, else the port's default (a key, or a private constant declared
+    // here and recorded in `literals` as the port's literal), else the key named like the port.
+    Bindings resolve_bindings(const std::vector<PortSpec>& ports, const Bindings& given, const std::string& what,
+                              std::vector<std::pair<std::string, std::string>>* literals) {
         for (const auto& binding : given) {
             const std::string& port_name = binding.first;  // (clang 14 cannot capture a structured binding)
             const bool known = std::any_of(ports.begin(), ports.end(), [&](const PortSpec& p) { return p.name == port_name; });
@@ -220,12 +224,27 @@ struct TreeBuilder::Impl {
         Bindings out;
         for (const auto& p : ports) {
             auto it = std::find_if(given.begin(), given.end(), [&](const auto& b) { return b.first == p.name; });
-            out.emplace_back(p.name, it != given.end() ? it->second : p.name);
+            if (it != given.end()) out.emplace_back(p.name, it->second);
+            else if (p.fallback.kind == PortDefault::Kind::Key) out.emplace_back(p.name, p.fallback.key);
+            else if (p.fallback.kind == PortDefault::Kind::Value) out.emplace_back(p.name, default_constant(p, literals));
+            else out.emplace_back(p.name, p.name);
         }
         return out;
     }
 
-    std::shared_ptr<const Predicate::Node> resolve(const std::shared_ptr<const Predicate::Node>& n) const {
+    // Declares the private constant key for a port left to its value default, named like the XML
+    // loader's literal keys ("=port#N", a name no file can refer to).
+    std::string default_constant(const PortSpec& p, std::vector<std::pair<std::string, std::string>>* literals) {
+        std::string key;
+        do key = "=" + p.name + "#" + std::to_string(default_constants++);
+        while (schema.find(key) != kNoKey);
+        schema.declare_raw(key, p.type, p.fallback.value.data());
+        if (literals) literals->emplace_back(p.name, p.fallback.text);
+        return key;
+    }
+
+    std::shared_ptr<const Predicate::Node> resolve(const std::shared_ptr<const Predicate::Node>& n,
+                                                   std::vector<std::pair<std::string, std::string>>* literals = nullptr) {
         if (!n) fail_here("empty predicate");
         auto copy = std::make_shared<Predicate::Node>(*n);
         switch (n->op) {
@@ -235,7 +254,7 @@ struct TreeBuilder::Impl {
                 if (!spec) fail_here("unknown condition '" + n->name + "'" + known_conditions());
                 copy->spec = std::make_shared<const ConditionSpec>(*spec);
             }
-            copy->bindings = resolve_bindings(copy->spec->ports, n->bindings, "condition '" + n->name + "'");
+            copy->bindings = resolve_bindings(copy->spec->ports, n->bindings, "condition '" + n->name + "'", literals);
             break;
         }
         case PredOp::Not: copy->a = resolve(n->a); break;
@@ -847,8 +866,13 @@ TreeBuilder& TreeBuilder::action(std::string name, ActionSpec spec, Bindings bin
         impl_->fail_here("action '" + name + "' has " + std::to_string(spec.ports.size()) + " ports (at most " +
                          std::to_string(limits::kMaxPorts) + ")");
     if (spec.memory_bytes > 64) impl_->fail_here("action '" + name + "' asks for more than 64 bytes of memory");
+    try {
+        detail::check_port_defaults("action '" + name + "'", spec.ports, false);  // (a registered spec already is)
+    } catch (const BuildError& e) {
+        impl_->fail_here(e.what());
+    }
     SourceNode n = plain(NodeKind::Action);
-    n.bindings = impl_->resolve_bindings(spec.ports, bindings, "action '" + name + "'");
+    n.bindings = impl_->resolve_bindings(spec.ports, bindings, "action '" + name + "'", &n.literals);
     n.action_spec = std::make_shared<const ActionSpec>(std::move(spec));
     n.name = std::move(name);
     impl_->add(std::move(n));
@@ -863,7 +887,8 @@ TreeBuilder& TreeBuilder::condition(std::string name, Bindings bindings) {
 }
 TreeBuilder& TreeBuilder::condition(const Predicate& predicate) {
     SourceNode n = plain(NodeKind::Condition);
-    n.predicate = impl_->resolve(predicate.node());
+    const bool one_condition = predicate.node() && predicate.node()->op == PredOp::Condition;
+    n.predicate = impl_->resolve(predicate.node(), one_condition ? &n.literals : nullptr);
     n.label = "predicate";
     impl_->add(std::move(n));
     return *this;

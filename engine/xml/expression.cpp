@@ -202,11 +202,20 @@ private:
         }
         for (const auto& p : spec.ports) {
             const bool bound = std::any_of(bindings.begin(), bindings.end(), [&](const auto& b) { return b.first == p.name; });
-            if (!bound) {
-                pos_ = name_at;
-                fail("condition '" + name + "' port '" + p.name + "' (" + p.type->name + ") is not bound: write " + name + "(" +
-                     p.name + "={key})");
+            if (bound) continue;
+            // A port left out takes its default key; a literal default needs a literal, which
+            // expressions do not have.
+            if (p.fallback.kind == PortDefault::Kind::Key) {
+                keys_.push_back({p.fallback.key, p.type, "condition '" + name + "' port '" + p.name + "'"});
+                bindings.emplace_back(p.name, p.fallback.key);
+                continue;
             }
+            pos_ = name_at;
+            if (p.fallback.kind == PortDefault::Kind::Value)
+                fail("condition '" + name + "' port '" + p.name + "' (" + p.type->name + ") has a literal default, which an " +
+                     "expression cannot use: write " + name + "(" + p.name + "={key})");
+            fail("condition '" + name + "' port '" + p.name + "' (" + p.type->name + ") is not bound: write " + name + "(" +
+                 p.name + "={key})");
         }
         // Bindings in the spec's port order.
         Bindings ordered;
@@ -270,9 +279,23 @@ void print(const Predicate::Node& p, const Registry& registry, std::string& out)
         if (!is_identifier(p.name)) throw SaveError("condition '" + p.name + "' cannot be written in an expression");
         out += p.name;
         if (!p.bindings.empty()) {
+            // Ports bound to their registered default key are left out (they read back the same).
+            Bindings written;
+            const ConditionSpec* spec = registry.find_condition(p.name);
+            for (const auto& b : p.bindings) {
+                const std::string& port_name = b.first;  // (clang 14 cannot capture a structured binding)
+                const auto it = spec ? std::find_if(spec->ports.begin(), spec->ports.end(), [&](const PortSpec& s) { return s.name == port_name; })
+                                     : std::vector<PortSpec>::const_iterator{};
+                const bool is_default = spec && it != spec->ports.end() && it->fallback.kind == PortDefault::Kind::Key && it->fallback.key == b.second;
+                if (!is_default && !is_identifier(b.second) && spec && it != spec->ports.end() && it->fallback.kind == PortDefault::Kind::Value)
+                    throw SaveError("condition '" + p.name + "' port '" + b.first +
+                                    "' is bound to a constant (its literal default), which an expression cannot write");
+                if (!is_default) written.push_back(b);
+            }
+            if (written.empty()) break;
             out += '(';
             bool first = true;
-            for (const auto& [port, key] : p.bindings) {
+            for (const auto& [port, key] : written) {
                 if (!first) out += ", ";
                 first = false;
                 if (!is_identifier(key))

@@ -281,6 +281,36 @@ bool parse_msec(std::string_view s, std::int64_t& micros) {
     return duration_in_range(micros);
 }
 
+// ---- port defaults ---------------------------------------------------------------------------------------
+
+// A registered port default as XML writes it: "{=}", "{key}" or the literal.
+std::string port_default_text(const PortSpec& p) {
+    switch (p.fallback.kind) {
+    case PortDefault::Kind::Key: return p.fallback.key == p.name ? "{=}" : "{" + p.fallback.key + "}";
+    case PortDefault::Kind::Value: return p.fallback.text;
+    case PortDefault::Kind::None: break;
+    }
+    return {};
+}
+
+// Whether a model's default="..." for port `p` means the registered default: the same key ({=} is
+// the port's name) or a literal of the same value.
+bool same_default(const PortSpec& p, std::string_view text) {
+    const PortDefault& d = p.fallback;
+    const bool key = text.size() >= 2 && text.front() == '{' && text.back() == '}';
+    if (d.kind == PortDefault::Kind::Key) {
+        if (!key) return false;
+        const std::string_view name = text.substr(1, text.size() - 2);
+        return name == "=" ? d.key == p.name : name == d.key;
+    }
+    if (d.kind == PortDefault::Kind::Value) {
+        if (key) return false;
+        std::vector<std::byte> value(p.type->size);
+        return parse_value(p.type, text, value.data()) && value == d.value;
+    }
+    return false;
+}
+
 // ---- what a tree is made of -----------------------------------------------------------------------------
 
 struct TreeDef {
@@ -619,6 +649,13 @@ void Session::read_model(const Document& doc, const pugi::xml_node& model) {
             if (!port.type.empty() && port.type != it->type->name)
                 fail_at(port.site, "", "", "<TreeNodesModel> gives port '" + port.name + "' of '" + id + "' the type " + port.type +
                                                ", but it is registered as " + it->type->name);
+            if (port.default_value && !same_default(*it, *port.default_value)) {
+                const std::string registered = it->fallback.kind == PortDefault::Kind::None
+                                                   ? "without a default"
+                                                   : "with \"" + port_default_text(*it) + "\"";
+                fail_at(port.site, "", "", "<TreeNodesModel> gives port '" + port.name + "' of '" + id + "' the default \"" +
+                                               *port.default_value + "\", but it is registered " + registered);
+            }
         }
     }
 }
@@ -1138,10 +1175,11 @@ void Session::analyze_ports(Ctx& ctx, const Document& doc, const pugi::xml_node&
             fail(ir.site, ctx, ir.path, port_what + " cannot be written in XML (its name is a reserved attribute)");
         pugi::xml_attribute a = el.attribute(p.name.c_str());
         const Site site = a ? attribute_site(doc, el, p.name) : ir.site;
-        if (!a)
+        if (!a && p.fallback.kind == PortDefault::Kind::None)
             fail(site, ctx, ir.path, port_what + " (" + p.type->name + ") is missing: write " + p.name + "=\"{key}\", " + p.name +
                                          "=\"{=}\" (the key '" + p.name + "') or a literal value");
-        const std::string value = a.value();
+        // A port left out takes its registered default, read as if written.
+        const std::string value = a ? std::string(a.value()) : port_default_text(p);
         if (value.size() >= 2 && value.front() == '{' && value.back() == '}') {
             std::string key = value.substr(1, value.size() - 2);
             if (key == "=") key = p.name;

@@ -6,6 +6,7 @@
 
 #include <pugixml.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -70,6 +71,17 @@ const char* port_element(PortDirection d, bool condition) {
     return "inout_port";
 }
 
+// One port of a registered node in the model, with its default as BehaviorTree.CPP v4 writes it.
+void append_port(pugi::xml_node node, const PortSpec& p, bool condition) {
+    pugi::xml_node port = node.append_child(port_element(p.direction, condition));
+    port.append_attribute("name") = p.name.c_str();
+    port.append_attribute("type") = p.type->name;
+    if (p.fallback.kind == PortDefault::Kind::Key)
+        port.append_attribute("default") = (p.fallback.key == p.name ? std::string("{=}") : "{" + p.fallback.key + "}").c_str();
+    else if (p.fallback.kind == PortDefault::Kind::Value)
+        port.append_attribute("default") = p.fallback.text.c_str();
+}
+
 bool same_ports(const std::vector<PortSpec>& a, const std::vector<PortSpec>& b) {
     if (a.size() != b.size()) return false;
     for (std::size_t i = 0; i < a.size(); ++i)
@@ -88,20 +100,12 @@ void append_model(pugi::xml_node root, const Registry& registry) {
     for (const auto& name : registry.action_names()) {
         pugi::xml_node n = model.append_child("Action");
         n.append_attribute("ID") = name.c_str();
-        for (const auto& p : registry.find_action(name)->ports) {
-            pugi::xml_node port = n.append_child(port_element(p.direction, false));
-            port.append_attribute("name") = p.name.c_str();
-            port.append_attribute("type") = p.type->name;
-        }
+        for (const auto& p : registry.find_action(name)->ports) append_port(n, p, false);
     }
     for (const auto& name : registry.condition_names()) {
         pugi::xml_node n = model.append_child("Condition");
         n.append_attribute("ID") = name.c_str();
-        for (const auto& p : registry.find_condition(name)->ports) {
-            pugi::xml_node port = n.append_child("input_port");
-            port.append_attribute("name") = p.name.c_str();
-            port.append_attribute("type") = p.type->name;
-        }
+        for (const auto& p : registry.find_condition(name)->ports) append_port(n, p, true);
     }
     // ebt's own control and decorator nodes, so that an editor offers them too.
     for (const auto& b : builtin_nodes()) {
@@ -179,7 +183,13 @@ private:
     void infer_predicate(const Predicate::Node& p) {
         if (p.op == PredOp::KeyIs) infer(p.name, type_of<bool>());
         if (p.op == PredOp::Condition && p.spec)
-            for (std::size_t i = 0; i < p.bindings.size() && i < p.spec->ports.size(); ++i) infer(p.bindings[i].second, p.spec->ports[i].type);
+            for (std::size_t i = 0; i < p.bindings.size() && i < p.spec->ports.size(); ++i) {
+                // A constant the builder made for a literal default: no <Blackboard> entry (the
+                // expression printer refuses it, naming the node).
+                if (p.spec->ports[i].fallback.kind == PortDefault::Kind::Value && !is_identifier(p.bindings[i].second))
+                    literal_keys_.insert(p.bindings[i].second);
+                infer(p.bindings[i].second, p.spec->ports[i].type);
+            }
         if (p.a) infer_predicate(*p.a);
         if (p.b) infer_predicate(*p.b);
     }
@@ -233,10 +243,26 @@ private:
         return false;
     }
 
-    void write_ports(pugi::xml_node el, const SourceNode& n, const Bindings& bindings, const std::string& path) {
+    // Whether the port's binding is what the registered default gives when the port is left out: its
+    // default key, or a literal of its default value.
+    bool is_default(const SourceNode& n, const std::vector<PortSpec>& registered, const std::string& port, const std::string& key) const {
+        const auto it = std::find_if(registered.begin(), registered.end(), [&](const PortSpec& p) { return p.name == port; });
+        if (it == registered.end()) return false;
+        const PortDefault& d = it->fallback;
+        if (d.kind == PortDefault::Kind::Key) return !has_literal(n, port) && key == d.key;
+        if (d.kind == PortDefault::Kind::Value && has_literal(n, port)) {
+            std::vector<std::byte> value(it->type->size);
+            return parse_value(it->type, literal_of(n, port), value.data()) && value == d.value;
+        }
+        return false;
+    }
+
+    void write_ports(pugi::xml_node el, const SourceNode& n, const Bindings& bindings, const std::vector<PortSpec>& registered,
+                     const std::string& path) {
         for (const auto& [port, key] : bindings) {
             if (port == "name" || port == "ID" || !attribute_name(port) || port[0] == '_' || port.find(':') != std::string::npos)
                 fail(path, "port '" + port + "' cannot be written as an XML attribute");
+            if (is_default(n, registered, port, key)) continue;  // left out: loads back to the same binding
             if (has_literal(n, port)) {
                 el.append_attribute(port.c_str()) = text(literal_of(n, port), path, "the literal of port '" + port + "'");
             } else {
@@ -346,7 +372,7 @@ private:
                 fail(path, "action '" + n.name + "' has ports " + port_list(n.action_spec->ports) + " in the tree but " +
                                port_list(spec->ports) + " in the registry");
             el = registered(parent, n.name, true);
-            write_ports(el, n, n.bindings, path);
+            write_ports(el, n, n.bindings, spec->ports, path);
             default_label = n.name;
             break;
         }
@@ -356,7 +382,7 @@ private:
             if (p.op == PredOp::Condition && !n.name.empty()) {
                 check_predicate(p, path);
                 el = registered(parent, p.name, false);
-                write_ports(el, n, p.bindings, path);
+                write_ports(el, n, p.bindings, reg_.find_condition(p.name)->ports, path);
                 default_label = p.name;
             } else {
                 el = parent.append_child("ScriptCondition");

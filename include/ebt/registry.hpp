@@ -6,6 +6,9 @@
 // guard only when one of those keys changes, so a condition that reads anything else must say so
 // with a re-check interval (see ConditionSpec::recheck_interval).
 //
+// A port may have a default (PortSpec::default_key / default_value, as BehaviorTree.CPP v4's port
+// defaults): what a node that leaves the port out is bound to, in code and in XML files.
+//
 // A Registry maps names to specs; the builder (and the XML loader) resolve node names through it.
 // Specs are copied into the tree definitions that use them, so a registry may die before its trees.
 #pragma once
@@ -13,12 +16,14 @@
 #include <ebt/blackboard.hpp>
 #include <ebt/status.hpp>
 
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <map>
 #include <optional>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace ebt {
@@ -34,22 +39,52 @@ struct Runtime;
 /// A condition's ports are always read.
 enum class PortDirection : std::uint8_t { InOut, In, Out };
 
+/// What a port is bound to when a node does not bind it (BehaviorTree.CPP v4's port default).
+/// None: the builder binds the key named like the port and the XML loader requires the port;
+/// Key: the blackboard key `key` (`{=}`: the port's own name; `{key}`); Value: a private constant
+/// holding `value` (a literal, of the port's type).
+struct PortDefault {
+    enum class Kind : std::uint8_t { None, Key, Value };
+    Kind kind = Kind::None;
+    std::string key;                 // Kind::Key
+    const TypeInfo* type = nullptr;  // Kind::Value: the value's type (must be the port's)
+    std::vector<std::byte> value;    // Kind::Value: the value's bytes
+    std::string text;                // Kind::Value: its literal text (filled when the spec is registered)
+};
+
 /// A port: a named, typed blackboard access of an action or condition. A node using the action binds
-/// each port to a key (by default the key with the port's own name).
+/// each port to a key; a port the node leaves out gets its default (`fallback`), or without one the
+/// key with the port's own name.
 struct PortSpec {
     std::string name;
     const TypeInfo* type = nullptr;
     PortDirection direction = PortDirection::InOut;
+    PortDefault fallback;
+
+    /// Default binding: the key `key`, or without an argument the key named like the port (`{=}`).
+    PortSpec& default_key(std::string key = {}) {
+        fallback = PortDefault{PortDefault::Kind::Key, key.empty() ? name : std::move(key), nullptr, {}, {}};
+        return *this;
+    }
+    /// Default binding: a private constant holding `value`. T must be the port's type, one with a
+    /// literal form (bool, int, unsigned, long, long long, float, double); checked at registration.
+    template <class T> PortSpec& default_value(const T& value) {
+        static_assert(std::is_trivially_copyable_v<T>);
+        std::vector<std::byte> bytes(sizeof(T));
+        std::memcpy(bytes.data(), &value, sizeof(T));
+        fallback = PortDefault{PortDefault::Kind::Value, {}, type_of<T>(), std::move(bytes), {}};
+        return *this;
+    }
 };
-template <class T> PortSpec port(std::string name) { return PortSpec{std::move(name), type_of<T>()}; }
+template <class T> PortSpec port(std::string name) { return PortSpec{std::move(name), type_of<T>(), PortDirection::InOut, {}}; }
 template <class T> PortSpec input_port(std::string name) {
-    return PortSpec{std::move(name), type_of<T>(), PortDirection::In};
+    return PortSpec{std::move(name), type_of<T>(), PortDirection::In, {}};
 }
 template <class T> PortSpec output_port(std::string name) {
-    return PortSpec{std::move(name), type_of<T>(), PortDirection::Out};
+    return PortSpec{std::move(name), type_of<T>(), PortDirection::Out, {}};
 }
 template <class T> PortSpec inout_port(std::string name) {
-    return PortSpec{std::move(name), type_of<T>(), PortDirection::InOut};
+    return PortSpec{std::move(name), type_of<T>(), PortDirection::InOut, {}};
 }
 
 /// Identifies one suspension of one action run. Returned by ActionContext::suspend(); hand it to the
@@ -136,6 +171,13 @@ struct ConditionSpec {
     /// Trees using such conditions are outside the polling/event equivalence property.
     std::optional<Duration> recheck_interval;
 };
+
+namespace detail {
+/// Checks the defaults of `ports` against their types and directions (a value default of another
+/// type, or without a literal form, or on an action's output port; an empty default key) and fills
+/// each value default's text. Throws BuildError naming `what` ("action 'X'") and the port.
+void check_port_defaults(const std::string& what, std::vector<PortSpec>& ports, bool is_condition);
+}  // namespace detail
 
 /// Names to specs. Not thread-safe while being filled; read-only use afterwards is.
 class Registry {
