@@ -458,6 +458,7 @@ TEST_CASE("blackboard: a Key<T> obtained from another tree is refused with Usage
                          "blackboard key id 0 was obtained from another tree than 'b' (one that no longer exists); get "
                          "the key from this agent's tree or blackboard",
                          UsageError);
+}
 
 TEST_CASE("blackboard: a ChangeBus slot that throws is contained: later slots run, the write stands, it is counted") {
     ActionSpec writer;
