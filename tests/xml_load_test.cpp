@@ -173,6 +173,8 @@ TEST_CASE("xml: BehaviorTree.CPP nodes ebt lacks, and its scripting attributes, 
           "blackboard, which ebt does not have (declare a shared key instead)");
 }
 
+// ---- blackboard keys -------------------------------------------------------------------------------------
+
 TEST_CASE("xml: keys are inferred from their uses unless a <Blackboard> declares them") {
     const Registry reg = make_registry();
     const xml::Loader loader(reg);
