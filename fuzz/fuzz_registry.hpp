@@ -1,4 +1,4 @@
-// The registry the XML fuzzer loads against (also used by tests/xml_test.cpp to check that every
+// The registry the XML fuzzer loads against (also used by tests/xml_save_test.cpp to check that every
 // seed in fuzz/corpus/ loads). Its actions and conditions cover every port type and direction the
 // loader handles, and port defaults; Patrol, Attack and Runaway match the guard scenario's, so samples/guard.xml is a
 // valid seed.

@@ -248,7 +248,11 @@ void Arena::build_tree() {
     registry_->add_action("Respond", respond);
 
     if (!config_.tree_file.empty()) {
+#if EBT_HAS_XML
         tree_ = xml::Loader(*registry_).load_file(config_.tree_file);
+#else
+        throw std::invalid_argument("ArenaConfig::tree_file needs XML support, which this build of ebt does not have (EBT_XML=OFF)");
+#endif
     } else {
         tree_ = builtin_tree();
     }

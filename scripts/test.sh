@@ -36,6 +36,7 @@ cmake -S . -B "$build_dir" \
   -DEBT_WARNINGS_AS_ERRORS=OFF \
   -DEBT_SANITIZE= \
   -DEBT_LARGE_TESTS=OFF \
+  -DEBT_XML=ON \
   "${extra_cmake_args[@]}"
 
 ebt_log "building $build_dir with $jobs jobs"

@@ -14,7 +14,9 @@
 //   - running out of memory while loading XML is a LoadError, whichever allocation fails.
 #include "support/trace_recorder.hpp"
 
+#if EBT_HAS_XML
 #include <ebt/xml.hpp>
+#endif
 
 #include <atomic>
 #include <cstddef>
@@ -331,6 +333,7 @@ TEST_CASE("memory budget: the guard tree's agent fits in 256 bytes; 10 more node
     CHECK(big_agent.memory_bytes() - agent.memory_bytes() <= 160 + 16);
 }
 
+#if EBT_HAS_XML
 TEST_CASE("allocations: running out of memory while loading XML is a LoadError, whichever allocation fails") {
     const Registry reg = make_registry();
     const std::string text = "<root><BehaviorTree ID=\"T\"><Sequence name=\"s\"><Patrol/><Attack _x=\"1\"/></Sequence></BehaviorTree></root>";
@@ -352,3 +355,4 @@ TEST_CASE("allocations: running out of memory while loading XML is a LoadError, 
     }
     CHECK(refused == total);  // each load made the allocation that failed
 }
+#endif

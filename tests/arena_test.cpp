@@ -163,6 +163,7 @@ TEST_CASE("arena: bad configurations are refused") {
     CHECK_THROWS_AS(Arena{c}, std::invalid_argument);
 }
 
+#if EBT_HAS_XML
 TEST_CASE("arena: samples/arena.xml is the built-in tree; a run from it ends in the same hash") {
     const std::string file = std::string(EBT_SOURCE_DIR) + "/samples/arena.xml";
     for (Mode mode : {Mode::Polling, Mode::Event}) {
@@ -181,3 +182,12 @@ TEST_CASE("arena: samples/arena.xml is the built-in tree; a run from it ends in 
     missing.tree_file = std::string(EBT_SOURCE_DIR) + "/samples/no-such-tree.xml";
     CHECK_THROWS_AS(Arena{missing}, BuildError);
 }
+#else
+TEST_CASE("arena: a build without XML (EBT_XML=OFF) refuses a tree file with a clear error") {
+    ArenaConfig c = small(Mode::Event);
+    c.tree_file = std::string(EBT_SOURCE_DIR) + "/samples/arena.xml";
+    CHECK_THROWS_WITH_AS(Arena{c},
+                         "ArenaConfig::tree_file needs XML support, which this build of ebt does not have (EBT_XML=OFF)",
+                         std::invalid_argument);
+}
+#endif

@@ -4,6 +4,7 @@
 #include <ebt/agent.hpp>
 #include <ebt/blackboard.hpp>
 #include <ebt/builder.hpp>
+#include <ebt/config.hpp>
 #include <ebt/limits.hpp>
 #include <ebt/registry.hpp>
 #include <ebt/shared_blackboard.hpp>
@@ -11,7 +12,9 @@
 #include <ebt/trace.hpp>
 #include <ebt/tree.hpp>
 #include <ebt/world.hpp>
+#if EBT_HAS_XML  // (a build with -DEBT_XML=OFF has no XML loader and saver)
 #include <ebt/xml.hpp>
+#endif
 
 namespace ebt {
 /// The library version, e.g. "0.1.0".

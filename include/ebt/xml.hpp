@@ -16,6 +16,9 @@
 // subtrees expanded, even running out of memory, ...) throws ebt::xml::LoadError, a BuildError whose
 // message starts with "file:line:column: " and names the tree, the node path and the problem. A
 // tree is returned complete or not at all. save() enforces the same limits (docs/xml.md, "Limits").
+//
+// Part of ebt when it is built with the CMake option EBT_XML (the default; then EBT_HAS_XML is 1 in
+// <ebt/config.hpp>). A build with -DEBT_XML=OFF has no loader and saver and does not install this header.
 #pragma once
 
 #include <ebt/builder.hpp>

@@ -179,6 +179,9 @@ int main(int argc, char** argv) {
         } else if (opt == "--tree") {
             config.tree_file = value();
             if (config.tree_file.empty()) fail(argv0, "--tree needs a file name");
+#if !EBT_HAS_XML
+            fail(argv0, "--tree: this build of ebt has no XML support (configured with -DEBT_XML=OFF)");
+#endif
         } else if (opt == "--svg") {
             svg = value();
             if (svg.empty()) fail(argv0, "--svg needs a file name");

@@ -2,4 +2,18 @@
 // public headers and the exported ebt::ebt target are available here.
 #include <ebt/ebt.hpp>
 
-int main() { return ebt::version_string() != nullptr ? 0 : 1; }
+#ifndef EBT_HAS_XML
+#error "<ebt/ebt.hpp> must provide <ebt/config.hpp>'s EBT_HAS_XML"
+#endif
+
+int main() {
+    if (ebt::version_string() == nullptr) return 1;
+#if EBT_HAS_XML
+    // The XML loader links pugixml, which the package finds for us (find_dependency).
+    const ebt::Registry registry;
+    const ebt::Tree tree = ebt::xml::Loader(registry).load_string(
+        "<root BTCPP_format=\"4\"><BehaviorTree ID=\"T\"><AlwaysSuccess/></BehaviorTree></root>");
+    if (tree.name() != "T") return 1;
+#endif
+    return 0;
+}

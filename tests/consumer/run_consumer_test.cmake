@@ -4,7 +4,8 @@
 # cmake -DEBT_BUILD_DIR=<ebt build dir>
 #       -DEBT_CONSUMER_SOURCE_DIR=<tests/consumer>
 #       [-DEBT_GENERATOR=...] [-DEBT_MAKE_PROGRAM=...] [-DEBT_CXX_COMPILER=...]
-#       [-DEBT_BUILD_TYPE=...] [-DEBT_EXPECTED_VERSION=...] [-DEBT_BOOST_DIR=...]
+#       [-DEBT_BUILD_TYPE=...] [-DEBT_EXPECTED_VERSION=...] [-DEBT_EXPECTED_HAS_XML=0|1]
+#       [-DEBT_BOOST_DIR=...]
 #       -P run_consumer_test.cmake
 cmake_minimum_required(VERSION 3.21)
 
@@ -56,6 +57,9 @@ if(EBT_BUILD_TYPE)
 endif()
 if(EBT_EXPECTED_VERSION)
   list(APPEND configure_cmd "-DEBT_EXPECTED_VERSION=${EBT_EXPECTED_VERSION}")
+endif()
+if(DEFINED EBT_EXPECTED_HAS_XML)
+  list(APPEND configure_cmd "-DEBT_EXPECTED_HAS_XML=${EBT_EXPECTED_HAS_XML}")
 endif()
 if(EBT_BOOST_DIR)
   # Use the same Boost as the ebt build.
