@@ -257,6 +257,7 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
     ao.restart_on_end = options.restart_on_end;
     ao.listener = options.listener;
     ao.bus = &bus_;
+    ao.user = options.user;
     s.agent.emplace(std::move(tree), ao);
     s.agent->set_host(this, index);
     subscribe(index, options);
@@ -353,6 +354,21 @@ bool World::lod_frame(std::uint32_t slot) const {
     // tick in the same frame.
     const std::uint32_t interval = this->slot(slot).interval;
     return interval <= 1 || (frame_ + slot) % interval == 0;
+}
+
+AgentHandle World::handle_of(std::uint32_t index) const noexcept {
+    const Slot& s = slot(index);
+    // A despawn moves the slot's generation on at once (and so does ~World): while the agent still
+    // runs user code, its own handle is the one before, stale, and never valid again.
+    return AgentHandle{index, s.state == State::Dying ? s.generation - 1 : s.generation};
+}
+
+bool World::resume(const ResumeHandle& handle, Status status) {
+    if (status != Status::Success && status != Status::Failure)
+        throw UsageError(std::string("World::resume() needs Success or Failure, got ") + to_string(status));
+    Agent* a = agent(handle.agent);
+    // The serial check in Agent::resume keeps a handle of another world's agent in the same slot out.
+    return a && a->resume(handle, status);
 }
 
 void World::on_agent_wake(std::uint32_t index) {

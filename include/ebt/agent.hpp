@@ -40,6 +40,8 @@ class World;
 class AgentHost {
 public:
     virtual void on_agent_wake(std::uint32_t slot) = 0;
+    /// The handle by which the host names the agent in `slot` (ActionContext::agent_handle).
+    virtual AgentHandle handle_of(std::uint32_t slot) const noexcept = 0;
 
 protected:
     ~AgentHost() = default;
@@ -59,6 +61,7 @@ struct AgentOptions {
     bool restart_on_end = true;         // when the root's run ends, start afresh on the next tick
     TraceListener* listener = nullptr;  // not owned; must outlive the agent or be reset first
     ChangeBus* bus = nullptr;           // not owned; blackboard changes are emitted there when set
+    UserPointer user = {};              // not owned; the game object the agent acts for (ActionContext::user)
 };
 
 /// Counters kept by every agent (cheap enough to leave on). Totals since creation.
@@ -115,6 +118,10 @@ public:
     std::uint64_t serial() const noexcept { return serial_; }
     /// The seed the agent was created with (AgentOptions::seed / SpawnOptions::seed).
     std::uint64_t seed() const noexcept { return seed_; }
+    /// The user pointer it was created with, as a T (UsageError naming both types for another T or none).
+    template <class T> T& user() const { return *static_cast<T*>(user_object(detail::user_type_id<T>(), "Agent")); }
+    /// The user pointer it was created with, untyped (nullptr when none).
+    void* user_pointer() const noexcept { return user_; }
 
     /// Bytes of state this agent uses: the Agent object plus its state block (nodes, queue, blackboard).
     std::size_t memory_bytes() const noexcept;
@@ -151,9 +158,11 @@ private:
     friend struct detail::Runtime;
     friend class Blackboard;
     friend class ActionContext;
+    friend class ConditionContext;
 
     void on_blackboard_change(KeyId key);
     KeyId shared_key_id(KeyId key) const;
+    void* user_object(std::uint16_t type, const char* who) const;
 
     // Kept small on purpose: this object plus the state block is the agent's whole footprint.
     Tree tree_;
@@ -161,6 +170,7 @@ private:
     Blackboard blackboard_;  // also holds the ChangeBus pointer
     TraceListener* listener_ = nullptr;
     AgentHost* host_ = nullptr;
+    void* user_ = nullptr;             // AgentOptions::user; its type id is user_type_
     std::uint64_t seed_ = 0;
     std::uint64_t serial_ = 0;
     TimePoint clock_ = 0;
@@ -176,6 +186,7 @@ private:
     bool in_tick_ = false;
     bool abort_requested_ = false;
     bool stopped_ = false;
+    std::uint16_t user_type_ = 0;      // (fits in what was tail padding)
 };
 
 }  // namespace ebt

@@ -47,18 +47,13 @@ namespace ebt {
 
 struct WorldTestAccess;
 
-/// A generational reference to an agent of a World.
-struct AgentHandle {
-    std::uint32_t index = 0xFFFFFFFF;
-    std::uint32_t generation = 0;
-    friend bool operator==(AgentHandle, AgentHandle) = default;
-};
-
 struct SpawnOptions {
     Mode mode = Mode::Event;
     std::uint64_t seed = 0;
     bool restart_on_end = true;
     TraceListener* listener = nullptr;
+    /// The game object the agent acts for (not owned): its actions read it with ctx.user<T>().
+    UserPointer user = {};
     /// AI level of detail: the agent ticks every `tick_interval` frames (1 = every frame), in the
     /// frames where (frame + slot index) is a multiple of the interval (so that agents with the same
     /// interval spread over its frames), with the dt of the frames in between accumulated so that its
@@ -103,6 +98,14 @@ public:
     const Agent* agent(AgentHandle handle) const noexcept;
     /// Like agent(), but throws UsageError naming the handle when it is stale.
     Agent& at(AgentHandle handle);
+
+    /// Finishes a suspended action of an agent of this world (handle from ActionContext::suspend()).
+    /// Returns false, touching nothing, when the handle's agent is gone (stale handle, despawned, never
+    /// of this world) or its run has ended (aborted, already resumed): a stale handle never reaches
+    /// another agent. Otherwise as Agent::resume: the action ends when the walk reaches it, and the
+    /// agent is stepped in this frame if its slot is still to come, else in the next. Throws
+    /// UsageError for a status other than Success or Failure.
+    bool resume(const ResumeHandle& handle, Status status);
 
     /// Changes an agent's LOD tick interval (>= 1). Returns false for a stale handle.
     bool set_tick_interval(AgentHandle handle, std::uint32_t interval);
@@ -168,6 +171,7 @@ private:
     Slot& slot(std::uint32_t index) const noexcept;  // the slot at `index` (< slot_count_)
     std::uint32_t new_slot();                         // a free slot, or a new one at the end
     void on_agent_wake(std::uint32_t slot) override;
+    AgentHandle handle_of(std::uint32_t slot) const noexcept override;
     void step_slot(std::uint32_t slot, FrameMetrics& m);
     void schedule_after_step(std::uint32_t slot);       // after a tick: sleep, and arm the agent's deadline
     void arm_timer(std::uint32_t slot, TimePoint due);  // gives the slot its (one) live heap entry
