@@ -284,3 +284,169 @@ TEST_CASE("world api: ctx.dt() is the time the tick advanced the agent's clock b
         }
     }
 }
+
+// ---- 3. initial blackboard values at spawn --------------------------------------------------------------
+
+namespace world_api {
+/// Alert (when `alert`) or Idle; keys alert (bool), hp (int), and a shared squad.alarm.
+struct Sentry {
+    Registry registry;
+    Tree tree;
+    Sentry() {
+        registry.add_action("Alert", test::running_action());
+        registry.add_action("Idle", test::running_action());
+        tree = TreeBuilder("sentry", registry)
+                   .key<bool>("alert")
+                   .key<int>("hp", 100)
+                   .shared_key<bool>("squad", "alarm")
+                   .active_selector()
+                       .sequence().check("alert").action("Alert").back()  // 1, 2, 3
+                       .action("Idle")                                   // 4
+                   .back()
+                   .end();
+    }
+};
+}  // namespace world_api
+
+TEST_CASE("world api: initial blackboard values at spawn, between frames and during a frame") {
+    world_api::Sentry s;
+    World world;
+    SharedBlackboard& squad = world.create_shared("squad");
+    squad.declare<bool>("alarm", false);
+    std::vector<std::string> changes;
+    world.bus().subscribe([&](const BlackboardChange& c) { changes.emplace_back(c.name); });
+
+    test::TraceRecorder rec;
+    const AgentHandle a = world.spawn(s.tree, {.listener = &rec, .shared = {{"squad", &squad}},
+                                               .blackboard = {{"alert", true}, {"hp", 40}}});
+    CHECK(world.at(a).blackboard().get<bool>("alert"));
+    CHECK(world.at(a).blackboard().get<int>("hp") == 40);
+    CHECK(changes.empty());  // initial values are not changes
+    world.step(50ms);
+    CHECK(rec.tick(0) == "0:I 1:I 3:I 3:U");  // the guarded branch from the first tick
+
+    // An agent spawned during a frame gets its values when it joins, before its first tick.
+    Registry r2;
+    test::TraceRecorder late_rec;
+    AgentHandle late;
+    r2.add_action("Spawner", [&](ActionContext&) {
+        if (late == AgentHandle{})
+            late = world.spawn(s.tree, {.listener = &late_rec, .shared = {{"squad", &squad}},
+                                        .blackboard = {{"hp", 7}, {"alert", true}}});
+        return Status::Running;
+    });
+    world.spawn(TreeBuilder("spawner", r2).action("Spawner").end());
+    world.step(50ms);
+    REQUIRE(world.alive(late));
+    CHECK(world.at(late).blackboard().get<int>("hp") == 7);
+    CHECK(changes.empty());
+    world.step(50ms);
+    CHECK(late_rec.tick(2) == "0:I 1:I 3:I 3:U");
+}
+
+TEST_CASE("world api: bad initial values are refused at spawn, nothing spawned") {
+    world_api::Sentry s;
+    World world;
+    SharedBlackboard& squad = world.create_shared("squad");
+    squad.declare<bool>("alarm", false);
+    const auto spawn_with = [&](std::vector<InitialValue> values) {
+        return world.spawn(s.tree, {.shared = {{"squad", &squad}}, .blackboard = std::move(values)});
+    };
+    CHECK_THROWS_WITH_AS(spawn_with({{"hp", 5}, {"mana", 3}}),
+                         "World::spawn(): tree 'sentry' has no blackboard key 'mana' (initial values)", UsageError);
+    CHECK_THROWS_WITH_AS(spawn_with({{"hp", 5.0f}}), "World::spawn(): key 'hp' of tree 'sentry' is int, but its initial value is float",
+                         UsageError);
+    CHECK_THROWS_WITH_AS(spawn_with({{"squad.alarm", true}}),
+                         "World::spawn(): key 'squad.alarm' of tree 'sentry' is a key of the shared scope 'squad': give its value to "
+                         "the shared blackboard, not to the agent",
+                         UsageError);
+    CHECK_THROWS_WITH_AS(spawn_with({{"hp", 5}, {"hp", 6}}), "World::spawn(): key 'hp' is given two initial values", UsageError);
+    CHECK(world.size() == 0);
+    const AgentHandle h = spawn_with({{"hp", 5}});
+    CHECK(h.index == 0);  // no slot was used by the refused spawns
+    CHECK(h.generation == 1);
+
+    SUBCASE("during a frame: the spawning action fails with the error") {
+        Registry r;
+        r.add_action("BadSpawner", [&](ActionContext&) {
+            spawn_with({{"hp", true}});
+            return Status::Running;
+        });
+        test::TraceRecorder rec;
+        world.spawn(TreeBuilder("bad", r).action("BadSpawner").end(), {.listener = &rec});
+        world.step(50ms);
+        CHECK(rec.errors() == std::vector<std::string>{"0: World::spawn(): key 'hp' of tree 'sentry' is int, but its initial value is bool"});
+        CHECK(world.size() == 2);
+    }
+    SUBCASE("a standalone agent") {
+        CHECK_THROWS_WITH_AS(Agent(s.tree, {.blackboard = {{"alert", 1}}}), "Agent: key 'alert' of tree 'sentry' is bool, but its initial value is int",
+                             UsageError);
+        Agent agent(s.tree, {.blackboard = {{"hp", 1}}});
+        CHECK(agent.blackboard().get<int>("hp") == 1);
+    }
+}
+
+// ---- 4. one listener for the whole world -------------------------------------------------------------------
+
+namespace world_api {
+struct WorldRecorder : WorldListener {
+    std::vector<std::string> lines;
+    void on_event(AgentHandle h, const Agent& agent, const TraceEvent& e) override {
+        if (!e.is_lifecycle()) return;
+        lines.push_back(std::to_string(h.index) + "/" + std::to_string(h.generation) + " " + test::TraceRecorder::render(e) + " " +
+                        agent.tree().path(e.node));
+    }
+};
+struct Thrower : TraceListener {
+    int calls = 0;
+    void on_event(const TraceEvent&) override {
+        ++calls;
+        throw std::runtime_error("listener failed");
+    }
+};
+}  // namespace world_api
+
+TEST_CASE("world api: a world listener hears every agent, with its handle and the node's path") {
+    world_api::Sentry s;
+    World world;
+    SharedBlackboard& squad = world.create_shared("squad");
+    squad.declare<bool>("alarm", false);
+    world_api::WorldRecorder all;
+    test::TraceRecorder own;
+    const AgentHandle a = world.spawn(s.tree, {.listener = &own, .shared = {{"squad", &squad}}});
+    world.set_listener(&all);  // also for the agents already there
+    const AgentHandle b = world.spawn(s.tree, {.shared = {{"squad", &squad}}, .blackboard = {{"alert", true}}});
+    CHECK(world.listener() == &all);
+    world.step(50ms);
+    CHECK(all.lines == std::vector<std::string>{
+                           "0/1 0:I /ActiveSelector", "0/1 4:I /ActiveSelector/Action 'Idle'[1]",
+                           "0/1 4:U /ActiveSelector/Action 'Idle'[1]", "1/1 0:I /ActiveSelector",
+                           "1/1 1:I /ActiveSelector/Sequence[0]", "1/1 3:I /ActiveSelector/Sequence[0]/Action 'Alert'[1]",
+                           "1/1 3:U /ActiveSelector/Sequence[0]/Action 'Alert'[1]"});
+    CHECK(own.tick(0) == "0:I 4:I 4:U");  // the agent's own listener still hears its events
+
+    SUBCASE("an agent's own listener can be changed through the world; a throwing one does not starve the world's") {
+        world_api::Thrower thrower;
+        CHECK(world.set_listener(a, &thrower));
+        all.lines.clear();
+        world.at(a).blackboard().set("alert", true);
+        world.step(50ms);
+        CHECK(thrower.calls == 5);  // the guard's evaluation, then 4:T(Aborted) 1:I 3:I 3:U
+        CHECK(all.lines == std::vector<std::string>{"0/1 4:T(Aborted) /ActiveSelector/Action 'Idle'[1]", "0/1 1:I /ActiveSelector/Sequence[0]",
+                                                    "0/1 3:I /ActiveSelector/Sequence[0]/Action 'Alert'[1]",
+                                                    "0/1 3:U /ActiveSelector/Sequence[0]/Action 'Alert'[1]",
+                                                    "1/1 3:U /ActiveSelector/Sequence[0]/Action 'Alert'[1]"});
+        CHECK(world.at(a).stats().listener_errors == static_cast<std::uint32_t>(thrower.calls));
+    }
+    SUBCASE("reset: the agents keep only their own listeners") {
+        world.set_listener(nullptr);
+        all.lines.clear();
+        own.clear();
+        world.despawn(b);
+        world.at(a).blackboard().set("alert", true);
+        world.step(50ms);
+        CHECK(all.lines.empty());
+        CHECK(own.tick(1) == "4:T(Aborted) 1:I 3:I 3:U");
+        CHECK_FALSE(world.set_listener(b, &own));  // stale
+    }
+}

@@ -42,6 +42,27 @@ Duration duration_from_seconds(double seconds, const char* who) {
     return Duration(std::llround(seconds * 1e6));
 }
 
+void check_initial_values(const Tree& tree, const std::vector<InitialValue>& values, std::string_view who) {
+    const BlackboardSchema& schema = tree.schema();
+    const std::string tree_name = "tree '" + tree.name() + "'";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const InitialValue& v = values[i];
+        const KeyId id = schema.find(v.key);
+        if (id == kNoKey)
+            throw UsageError(std::string(who) + ": " + tree_name + " has no blackboard key '" + v.key + "' (initial values)");
+        const KeyInfo& info = schema.info(id);
+        if (info.scope != kLocalScope)
+            throw UsageError(std::string(who) + ": key '" + v.key + "' of " + tree_name + " is a key of the shared scope '" +
+                             schema.scopes()[info.scope] + "': give its value to the shared blackboard, not to the agent");
+        if (info.type != v.type)
+            throw UsageError(std::string(who) + ": key '" + v.key + "' of " + tree_name + " is " + info.type->name +
+                             ", but its initial value is " + v.type->name);
+        for (std::size_t j = 0; j < i; ++j)
+            if (values[j].key == v.key)
+                throw UsageError(std::string(who) + ": key '" + v.key + "' is given two initial values");
+    }
+}
+
 Agent::Agent(Tree tree, AgentOptions options)
     : tree_(std::move(tree)),
       listener_(options.listener),
@@ -51,6 +72,7 @@ Agent::Agent(Tree tree, AgentOptions options)
       restart_on_end_(options.restart_on_end),
       user_type_(options.user.type()) {
     if (!tree_) throw UsageError("Agent: the tree is empty (build it with TreeBuilder::end())");
+    check_initial_values(tree_, options.blackboard, "Agent");
     const auto& data = tree_.data();
     serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
     block_.reset(new std::max_align_t[data.layout.block_bytes / sizeof(std::max_align_t) + 1]);
@@ -61,6 +83,8 @@ Agent::Agent(Tree tree, AgentOptions options)
     blackboard_.agent_ = this;
     blackboard_.bus_ = options.bus;
     if (data.schema.storage_size()) std::memcpy(blackboard_.values_, data.schema.defaults(), data.schema.storage_size());
+    for (const InitialValue& v : options.blackboard)  // (checked above) no change, no wake: nothing has run
+        std::memcpy(blackboard_.values_ + data.schema.info(data.schema.find(v.key)).offset, v.bytes.data(), v.bytes.size());
     next_deadline_ = detail::kNever;
     if (data.recheck_interval) {
         auto& recheck = *reinterpret_cast<TimePoint*>(bytes + data.layout.recheck_offset);

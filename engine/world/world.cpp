@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <string>
@@ -21,10 +22,20 @@ enum class State : std::uint8_t {
 };
 }  // namespace
 
+/// While the world has a listener, each agent's trace listener is its slot's forwarder: it passes an
+/// event to the agent's own listener, then to the world's with the agent's handle.
+struct World::Forwarder final : TraceListener {
+    World* world = nullptr;
+    TraceListener* own = nullptr;  // SpawnOptions::listener / set_listener(handle, ...)
+    std::uint32_t index = 0;
+    void on_event(const TraceEvent& event) override;
+};
+
 /// One place in the world's storage. A slot is reused after its agent is freed; its generation then
 /// has changed, which makes old handles stale. Slots never move (see World::slot).
 struct World::Slot {
     std::optional<Agent> agent;
+    Forwarder forwarder;
     TimePoint last_time = 0;        // world time of the agent's last tick (or of its joining)
     TimePoint timer_due = 0;        // when timer_armed: the due time of its live timer-heap entry
     std::uint32_t generation = 1;
@@ -227,9 +238,14 @@ AgentHandle World::spawn(Tree tree, SpawnOptions options) {
     if (!tree) throw UsageError("World::spawn(): the tree is empty");
     if (options.tick_interval < 1) throw UsageError("World::spawn(): tick_interval must be >= 1");
     validate_bindings(tree, options);
+    check_initial_values(tree, options.blackboard, "World::spawn()");
     const std::uint32_t index = new_slot();
     Slot& s = slot(index);
     s.interval = options.tick_interval;
+    s.forwarder = Forwarder{};
+    s.forwarder.world = this;
+    s.forwarder.own = options.listener;
+    s.forwarder.index = index;
     const AgentHandle handle{index, s.generation};
     if (in_step_) {
         s.state = State::Joining;
@@ -255,9 +271,10 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
     ao.mode = options.mode;
     ao.seed = options.seed;
     ao.restart_on_end = options.restart_on_end;
-    ao.listener = options.listener;
+    ao.listener = listener_ ? &s.forwarder : s.forwarder.own;
     ao.bus = &bus_;
     ao.user = options.user;
+    ao.blackboard = options.blackboard;
     s.agent.emplace(std::move(tree), ao);
     s.agent->set_host(this, index);
     subscribe(index, options);
@@ -369,6 +386,36 @@ bool World::resume(const ResumeHandle& handle, Status status) {
     Agent* a = agent(handle.agent);
     // The serial check in Agent::resume keeps a handle of another world's agent in the same slot out.
     return a && a->resume(handle, status);
+}
+
+void World::Forwarder::on_event(const TraceEvent& event) {
+    // Both listeners hear every event even when the first throws; the agent counts the error.
+    std::exception_ptr error;
+    if (own) {
+        try {
+            own->on_event(event);
+        } catch (...) {
+            error = std::current_exception();
+        }
+    }
+    if (world->listener_) world->listener_->on_event(world->handle_of(index), *world->slot(index).agent, event);
+    if (error) std::rethrow_exception(error);
+}
+
+void World::set_listener(WorldListener* listener) {
+    listener_ = listener;
+    for (std::uint32_t i = 0; i < slot_count_; ++i) {
+        Slot& s = slot(i);
+        if (s.agent) s.agent->set_listener(listener ? &s.forwarder : s.forwarder.own);
+    }
+}
+
+bool World::set_listener(AgentHandle h, TraceListener* listener) {
+    if (!valid(h)) return false;
+    Slot& s = slot(h.index);
+    s.forwarder.own = listener;  // a joining agent takes it when it joins
+    if (s.agent) s.agent->set_listener(listener_ ? &s.forwarder : listener);
+    return true;
 }
 
 void World::on_agent_wake(std::uint32_t index) {

@@ -25,7 +25,10 @@
 #include <ebt/tree.hpp>
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace ebt {
 
@@ -55,6 +58,24 @@ enum class Mode : std::uint8_t { Polling, Event };
 Duration duration_from_seconds(double seconds, const char* who = "duration_from_seconds()");
 const char* to_string(Mode mode) noexcept;
 
+/// One initial blackboard value given when an agent is created (AgentOptions::blackboard,
+/// SpawnOptions::blackboard): a key of the tree and a value of exactly the key's type.
+///   {.blackboard = {{"home_x", 12.5f}, {"squad_leader", true}}}
+struct InitialValue {
+    template <class T>
+    InitialValue(std::string key_name, const T& value)  // NOLINT(google-explicit-constructor)
+        : key(std::move(key_name)), type(type_of<T>()), bytes(sizeof(T)) {
+        std::memcpy(bytes.data(), &value, sizeof(T));
+    }
+    std::string key;
+    const TypeInfo* type;
+    std::vector<std::byte> bytes;
+};
+
+/// Checks initial values against `tree`'s blackboard: each names a key of the agent's own (not a
+/// shared key), once, with a value of the key's type. Throws UsageError starting with `who`.
+void check_initial_values(const Tree& tree, const std::vector<InitialValue>& values, std::string_view who);
+
 struct AgentOptions {
     Mode mode = Mode::Event;
     std::uint64_t seed = 0;             // random and weighted selectors draw from (seed, node, entry count)
@@ -62,6 +83,10 @@ struct AgentOptions {
     TraceListener* listener = nullptr;  // not owned; must outlive the agent or be reset first
     ChangeBus* bus = nullptr;           // not owned; blackboard changes are emitted there when set
     UserPointer user = {};              // not owned; the game object the agent acts for (ActionContext::user)
+    /// Blackboard values the agent starts with instead of the tree's initial ones: set before anything
+    /// runs, neither emitted as changes nor waking guards (nothing has run yet). UsageError (nothing is
+    /// created) for an unknown or shared key, a key given twice or a value of another type.
+    std::vector<InitialValue> blackboard = {};
 };
 
 /// Counters kept by every agent (cheap enough to leave on). Totals since creation.

@@ -47,6 +47,16 @@ namespace ebt {
 
 struct WorldTestAccess;
 
+/// Receives the trace events of every agent of a World (World::set_listener), with the agent's handle
+/// and the agent, whose tree names the node: `agent.tree().path(event.node)`. Called synchronously
+/// during the agent's tick, after the agent's own listener (SpawnOptions::listener), if any. It is
+/// an observer: an exception from it is swallowed and counted (AgentStats::listener_errors).
+class WorldListener {
+public:
+    virtual ~WorldListener() = default;
+    virtual void on_event(AgentHandle handle, const Agent& agent, const TraceEvent& event) = 0;
+};
+
 struct SpawnOptions {
     Mode mode = Mode::Event;
     std::uint64_t seed = 0;
@@ -61,6 +71,11 @@ struct SpawnOptions {
     std::uint32_t tick_interval = 1;
     /// Binds each shared scope of the tree ("squad") to a shared blackboard of this world.
     std::vector<std::pair<std::string, SharedBlackboard*>> shared = {};
+    /// Blackboard values the agent starts with (see AgentOptions::blackboard), also for an agent
+    /// spawned during a frame: set when it is created, before its first tick, without change events.
+    /// Checked at spawn: UsageError, nothing spawned, for an unknown or shared key, a key given twice,
+    /// a value of another type.
+    std::vector<InitialValue> blackboard = {};
 };
 
 /// What one World::step cost. Counters are sums over the agents stepped.
@@ -98,6 +113,14 @@ public:
     const Agent* agent(AgentHandle handle) const noexcept;
     /// Like agent(), but throws UsageError naming the handle when it is stale.
     Agent& at(AgentHandle handle);
+
+    /// One listener for every agent of the world, present and future (nullptr: none). Not owned; it
+    /// must outlive the world or be reset first. Agents keep their own listeners too.
+    void set_listener(WorldListener* listener);
+    WorldListener* listener() const noexcept { return listener_; }
+    /// Changes an agent's own listener (SpawnOptions::listener). Returns false for a stale handle.
+    /// (Agent::set_listener on an agent of a World replaces the world's listener for that agent.)
+    bool set_listener(AgentHandle handle, TraceListener* listener);
 
     /// Finishes a suspended action of an agent of this world (handle from ActionContext::suspend()).
     /// Returns false, touching nothing, when the handle's agent is gone (stale handle, despawned, never
@@ -158,6 +181,7 @@ private:
     void set_generation_for_test(std::uint32_t index, std::uint32_t generation);
 
     struct Slot;
+    struct Forwarder;
     struct PendingSpawn {
         std::uint32_t slot;
         Tree tree;
@@ -269,6 +293,7 @@ private:
     std::size_t live_ = 0;
     std::uint32_t busy_ = 0;     // depth of world calls running user callbacks (freeing an agent)
     std::uint32_t routing_ = 0;  // depth of route(): subscriber lists are not compacted meanwhile
+    WorldListener* listener_ = nullptr;
     bool in_step_ = false;
     bool closing_ = false;       // in ~World: spawns are refused
 };
