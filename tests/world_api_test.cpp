@@ -450,3 +450,55 @@ TEST_CASE("world api: a world listener hears every agent, with its handle and th
         CHECK_FALSE(world.set_listener(b, &own));  // stale
     }
 }
+
+// ---- 6. shared keys declared once ----------------------------------------------------------------------------
+
+TEST_CASE("world api: binding a scope declares the tree's shared keys the shared blackboard lacks") {
+    Registry r;
+    r.add_action("Idle", test::running_action());
+    const Tree tree = TreeBuilder("member", r).shared_key<int>("squad", "leader", -1).shared_key<bool>("squad", "alarm").action("Idle").end();
+    World world;
+    SharedBlackboard& squad = world.create_shared("squad-1");
+    squad.declare<bool>("alarm", false);  // declared on both sides with the same value: fine
+    const AgentHandle h = world.spawn(tree, {.shared = {{"squad", &squad}}});
+    CHECK(squad.get<int>("leader") == -1);  // declared by the binding, with the tree's initial value
+    CHECK(squad.pending<int>("leader") == -1);
+    CHECK(world.at(h).blackboard().get<int>("squad.leader") == -1);
+    squad.set("leader", 4);
+    world.step(50ms);
+    CHECK(world.at(h).blackboard().get<int>("squad.leader") == 4);
+    world.spawn(tree, {.shared = {{"squad", &squad}}});  // the key is there now, with the same initial value
+    CHECK(squad.schema().size() == 2);
+
+    SUBCASE("a standalone agent's bind declares them too") {
+        SharedBlackboard own("own");
+        Agent agent(tree);
+        agent.bind("squad", own);
+        CHECK(own.get<int>("leader") == -1);
+        CHECK_FALSE(own.get<bool>("alarm"));
+    }
+}
+
+TEST_CASE("world api: a shared key declared with two initial values is refused, naming the key, the tree and both values") {
+    Registry r;
+    r.add_action("Idle", test::running_action());
+    const Tree tree = TreeBuilder("member", r).shared_key<int>("squad", "leader", -1).shared_key<float>("squad", "morale", 0.5f).action("Idle").end();
+    World world;
+    SharedBlackboard& squad = world.create_shared("squad-1");
+    squad.declare<float>("morale", 0.75f);
+    CHECK_THROWS_WITH_AS(world.spawn(tree, {.shared = {{"squad", &squad}}}),
+                         "World::spawn(): shared blackboard 'squad-1': key 'morale' was declared with the initial value 0.75, but tree "
+                         "'member' declares 'squad.morale' with 0.5 (declare it once: in the tree, or on the shared blackboard with the "
+                         "same value)",
+                         UsageError);
+    CHECK(world.size() == 0);
+    CHECK(squad.schema().find("leader") == kNoKey);  // a refused spawn declares nothing
+
+    Agent agent(tree);
+    CHECK_THROWS_WITH_AS(agent.bind("squad", squad),
+                         "shared blackboard 'squad-1': key 'morale' was declared with the initial value 0.75, but tree 'member' "
+                         "declares 'squad.morale' with 0.5 (declare it once: in the tree, or on the shared blackboard with the same value)",
+                         UsageError);
+    CHECK(agent.bound("squad") == nullptr);
+    CHECK(squad.schema().find("leader") == kNoKey);
+}

@@ -260,18 +260,10 @@ void Agent::bind(std::string_view scope, SharedBlackboard& shared) {
     const auto scope_index = static_cast<std::uint8_t>(it - scopes.begin());
     auto* bytes = reinterpret_cast<std::byte*>(block_.get());
     KeyId* ids = shared_ids(t, bytes);
-    for (KeyId k = 0; k < t.schema.size(); ++k) {
-        const KeyInfo& info = t.schema.info(k);
-        if (info.scope != scope_index) continue;
-        const KeyId sid = shared.schema().find(info.shared_name);
-        if (sid == kNoKey)
-            throw UsageError("shared blackboard '" + shared.name() + "' has no key '" + info.shared_name + "' (tree '" +
-                             t.name + "' reads '" + info.name + "')");
-        if (shared.schema().info(sid).type != info.type)
-            throw UsageError("shared blackboard '" + shared.name() + "': key '" + info.shared_name + "' is " +
-                             shared.schema().info(sid).type->name + ", but tree '" + t.name + "' reads '" + info.name +
-                             "' as " + info.type->name);
-    }
+    // Checked first, so that a refused binding declares nothing; then the keys `shared` lacks are
+    // declared with the tree's type and initial value.
+    detail::bind_shared_keys(tree_, scope_index, shared, "", false);
+    detail::bind_shared_keys(tree_, scope_index, shared, "", true);
     scope_table(t, bytes)[scope_index] = &shared;
     for (KeyId k = 0; k < t.schema.size(); ++k) {
         const KeyInfo& info = t.schema.info(k);

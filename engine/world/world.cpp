@@ -171,14 +171,7 @@ void World::validate_bindings(const Tree& tree, const SpawnOptions& options) con
         if (it == options.shared.end())
             throw UsageError("World::spawn(): tree '" + tree.name() + "' reads shared scope '" + scope +
                              "', which SpawnOptions::shared does not bind");
-        for (const KeyInfo& info : schema.keys()) {
-            if (info.scope != s) continue;
-            const KeyId sid = it->second->schema().find(info.shared_name);
-            if (sid == kNoKey || it->second->schema().info(sid).type != info.type)
-                throw UsageError("World::spawn(): shared blackboard '" + it->second->name() + "' has no key '" +
-                                 info.shared_name + "' of type " + info.type->name + " (tree '" + tree.name() +
-                                 "' reads '" + info.name + "')");
-        }
+        detail::bind_shared_keys(tree, static_cast<std::uint8_t>(s), *it->second, "World::spawn(): ", false);
     }
 }
 
@@ -239,6 +232,12 @@ AgentHandle World::spawn(Tree tree, SpawnOptions options) {
     if (options.tick_interval < 1) throw UsageError("World::spawn(): tick_interval must be >= 1");
     validate_bindings(tree, options);
     check_initial_values(tree, options.blackboard, "World::spawn()");
+    // Every check passed: the keys the shared blackboards lack are declared now (the tree declares them).
+    for (const auto& [scope, blackboard] : options.shared) {
+        const auto& scopes = tree.schema().scopes();
+        const auto index = static_cast<std::uint8_t>(std::find(scopes.begin(), scopes.end(), scope) - scopes.begin());
+        detail::bind_shared_keys(tree, index, *blackboard, "World::spawn(): ", true);
+    }
     const std::uint32_t index = new_slot();
     Slot& s = slot(index);
     s.interval = options.tick_interval;
