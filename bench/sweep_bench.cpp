@@ -212,7 +212,7 @@ void BM_Tree(benchmark::State& state, Config c) {
     RunTotals run;
     for (auto _ : state) run.add(pop.frame());
     report(state, c, static_cast<double>(pop.tree.size()), run,
-           c.agents ? static_cast<double>(pop.agents.front()->memory_bytes()) : 0, pop.heap_bytes, pop.allocations,
+           c.agents ? static_cast<double>(pop.world.at(pop.agents.front()).memory_bytes()) : 0, pop.heap_bytes, pop.allocations,
            pop.create_seconds);
 }
 

@@ -1,11 +1,16 @@
 // World: many agents stepped in a game server's fixed-step frame loop.
 //
 //   ebt::World world;
-//   ebt::AgentHandle guard = world.spawn(tree, {.mode = ebt::Mode::Event});
+//   ebt::AgentHandle guard = world.spawn(tree, {.user = &npc, .blackboard = {{"hp", 80}}});
 //   for (;;) {
-//       world.agent(guard)->blackboard().set("enemy_seen", perceive());
+//       world.at(guard).blackboard().set("enemy_seen", perceive());
+//       movement.finish_arrivals(world);  // calls world.resume(run, Status::Success) per latent move
 //       ebt::FrameMetrics m = world.step(50ms);
 //   }
+//
+// Actions read their NPC (ctx.user<Npc>()), their agent's handle and the frame's dt from the
+// context; a latent action's ResumeHandle names its agent and run, so World::resume needs nothing
+// else and refuses a stale one. World::set_listener hears every agent's trace.
 //
 // The World owns its agents in slots that never move (chunks of fixed size, added as the world
 // grows) and refers to them by generational handles: a handle whose agent was despawned is stale, and
