@@ -76,7 +76,7 @@ struct Population {
     sc::MovementSystem movement;  // guard_b only
     ebt::Tree tree;
     ebt::World world;
-    std::vector<ebt::Agent*> agents;  // valid: nothing is spawned or despawned after setup
+    std::vector<ebt::AgentHandle> agents;  // game code keeps handles, never Agent* across frames
     std::optional<sc::ChurnWriter> churn;
     double create_seconds = 0;
     double heap_bytes = 0;
@@ -101,23 +101,21 @@ struct Population {
         const long long allocs_before = ebt::test::allocations();
         const long long bytes_before = ebt::test::allocated_bytes();
         const auto start = std::chrono::steady_clock::now();
-        std::vector<ebt::AgentHandle> handles;
-        handles.reserve(c.agents);
-        for (std::size_t i = 0; i < c.agents; ++i) handles.push_back(world.spawn(tree, {.mode = c.mode, .seed = i}));
+        agents.reserve(c.agents);
+        for (std::size_t i = 0; i < c.agents; ++i) agents.push_back(world.spawn(tree, {.mode = c.mode, .seed = i}));
         create_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         allocations = static_cast<double>(ebt::test::allocations() - allocs_before);
         heap_bytes = static_cast<double>(ebt::test::allocated_bytes() - bytes_before);
 
-        for (const ebt::AgentHandle h : handles) agents.push_back(&world.at(h));
         if (c.kind == TreeKind::Waiting) {
             const auto sleeper = tree.key<bool>(sc::kIsSleeper);
-            for (std::size_t i = 0; i < agents.size(); ++i) agents[i]->blackboard().set(sleeper, i % 2 == 0);
+            for (std::size_t i = 0; i < agents.size(); ++i) world.at(agents[i]).blackboard().set(sleeper, i % 2 == 0);
         } else {
             // The quiet world (change 0%) patrols. With changes, half the agents start attacking, so
             // that the writer's toggles keep the mix at half and half.
             const auto seen = tree.key<bool>(sc::kEnemySeen);
             if (c.change > 0)
-                for (std::size_t i = 1; i < agents.size(); i += 2) agents[i]->blackboard().set(seen, true);
+                for (std::size_t i = 1; i < agents.size(); i += 2) world.at(agents[i]).blackboard().set(seen, true);
             churn.emplace(tree, c.agents, c.change);
         }
         // Two frames outside the measurement: the first enters the branches, the second is a first
@@ -134,8 +132,8 @@ struct Population {
     };
     FrameTotals frame() {
         FrameTotals t;
-        if (churn) t.writes = churn->write_frame([this](std::size_t i) -> ebt::Agent& { return *agents[i]; });
-        if (config.kind == TreeKind::GuardB) t.resumes = movement.step();
+        if (churn) t.writes = churn->write_frame([this](std::size_t i) -> ebt::Agent& { return world.at(agents[i]); });
+        if (config.kind == TreeKind::GuardB) t.resumes = movement.step(world);
         t.metrics = world.step(kFrame);
         return t;
     }
@@ -214,7 +212,7 @@ void BM_Tree(benchmark::State& state, Config c) {
     RunTotals run;
     for (auto _ : state) run.add(pop.frame());
     report(state, c, static_cast<double>(pop.tree.size()), run,
-           c.agents ? static_cast<double>(pop.agents.front()->memory_bytes()) : 0, pop.heap_bytes, pop.allocations,
+           c.agents ? static_cast<double>(pop.world.at(pop.agents.front()).memory_bytes()) : 0, pop.heap_bytes, pop.allocations,
            pop.create_seconds);
 }
 

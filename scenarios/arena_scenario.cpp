@@ -157,18 +157,15 @@ bool move_toward(Arena::Vec2& p, Arena::Vec2 to, double step, double stop = 0.0)
 }  // namespace
 
 void Arena::build_tree() {
-    // Every action's port 0 is the guard id; the Arena pointer is captured.
+    // Every agent's user pointer is its Guard (SpawnOptions::user); the Arena pointer is captured.
     Arena* self = this;
-    const auto guard = [self](ActionContext& ctx) -> Guard& {
-        return self->guards_[static_cast<std::size_t>(ctx.in<int>(0))];
-    };
+    const auto guard = [](ActionContext& ctx) -> Guard& { return ctx.user<Guard>(); };
     const auto clamp = [self](Vec2& p) {
         p.x = std::clamp(p.x, 0.0, self->width_);
         p.y = std::clamp(p.y, 0.0, self->height_);
     };
 
     ActionSpec patrol;
-    patrol.ports = {port<int>("id")};
     patrol.update = [self, guard](ActionContext& ctx) {
         Guard& g = guard(ctx);
         const double dt = self->move_dt(g, ctx.now());
@@ -182,7 +179,7 @@ void Arena::build_tree() {
     registry_->add_action("Patrol", patrol);
 
     ActionSpec attack;
-    attack.ports = {port<int>("id"), port<bool>("squad.alarm")};
+    attack.ports = {port<bool>("squad.alarm")};
     attack.on_initialize = [self](ActionContext&) { ++self->totals_.attacks; };
     attack.update = [self, guard](ActionContext& ctx) {
         Guard& g = guard(ctx);
@@ -194,7 +191,7 @@ void Arena::build_tree() {
         // Call the squad: raise (or keep up) the alarm at the enemy's position.
         Squad& s = self->squads_[static_cast<std::size_t>(g.squad)];
         if (!s.blackboard->pending<bool>("alarm")) ++self->totals_.alarms_raised;
-        ctx.out<bool>(1, true);
+        ctx.out("squad.alarm", true);
         s.alarm_pos = foe.pos;
         s.raised_at = ctx.now();
         if (!move_toward(g.pos, foe.pos, kRunSpeed * dt, kAttackRange * 0.9)) return Status::Running;
@@ -207,7 +204,7 @@ void Arena::build_tree() {
     registry_->add_action("Attack", attack);
 
     ActionSpec runaway;
-    runaway.ports = {port<int>("id"), port<bool>(kHealthLow)};
+    runaway.ports = {port<bool>(kHealthLow)};
     runaway.on_initialize = [self](ActionContext&) { ++self->totals_.flights; };
     runaway.update = [self, guard, clamp](ActionContext& ctx) {
         Guard& g = guard(ctx);
@@ -231,17 +228,17 @@ void Arena::build_tree() {
         } else {
             move_toward(g.pos, self->squads_[static_cast<std::size_t>(g.squad)].center, kPatrolSpeed * dt, 2.0);
         }
-        return ctx.in<bool>(1) ? Status::Running : Status::Success;
+        return ctx.in<bool>("health_low") ? Status::Running : Status::Success;
     };
     registry_->add_action("Runaway", runaway);
 
     ActionSpec respond;
-    respond.ports = {port<int>("id"), port<bool>("squad.alarm")};
+    respond.ports = {port<bool>("squad.alarm")};
     respond.update = [self, guard](ActionContext& ctx) {
         Guard& g = guard(ctx);
         const double dt = self->move_dt(g, ctx.now());
         g.activity = Activity::Respond;
-        if (!ctx.in<bool>(1)) return Status::Success;  // the alarm is over
+        if (!ctx.in<bool>("squad.alarm")) return Status::Success;  // the alarm is over
         move_toward(g.pos, self->squads_[static_cast<std::size_t>(g.squad)].alarm_pos, kRunSpeed * dt, 2.0);
         return Status::Running;
     };
@@ -256,7 +253,6 @@ void Arena::build_tree() {
     } else {
         tree_ = builtin_tree();
     }
-    key_id_ = tree_.key<int>("id");
     key_seen_ = tree_.key<bool>(kEnemySeen);
     key_low_ = tree_.key<bool>(kHealthLow);
     key_dead_ = tree_.key<bool>(kEnemyDead);
@@ -264,7 +260,6 @@ void Arena::build_tree() {
 
 Tree Arena::builtin_tree() const {
     return TreeBuilder("arena-guard", *registry_)
-        .key<int>("id", -1)
         .key<bool>(kEnemySeen)
         .key<bool>(kHealthLow)
         .key<bool>(kEnemyDead)
@@ -350,12 +345,8 @@ void Arena::setup_world() {
         options.seed = config_.seed;
         options.listener = i == config_.listener_agent ? config_.listener : nullptr;
         options.shared = {{"squad", squads_[static_cast<std::size_t>(g.squad)].blackboard}};
+        options.user = &g;  // guards_ is not resized again: the pointer stays valid
         g.handle = world_->spawn(tree_, std::move(options));
-    }
-    agents_.resize(guards_.size());
-    for (std::size_t i = 0; i < guards_.size(); ++i) {
-        agents_[i] = &world_->at(guards_[i].handle);
-        agents_[i]->blackboard().set(key_id_, static_cast<int>(i));
     }
 
     // Intruders: they slip in one by one during the first seconds.
@@ -476,7 +467,7 @@ void Arena::perceive() {
             else if (lost_to_death) g.dead = true;
         }
         g.low = g.health < kLowHealth || (g.low && g.health < kHealthyAgain);
-        Blackboard& bb = agents_[i]->blackboard();
+        Blackboard& bb = world_->at(g.handle).blackboard();
         bb.set(key_seen_, g.target >= 0);  // equal values are no-ops
         bb.set(key_low_, g.low);
         bb.set(key_dead_, g.dead);

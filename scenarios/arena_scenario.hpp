@@ -27,8 +27,8 @@
 //       13 Action Respond               run to the alarm; Running while the alarm is up, then Success
 //     14 Action Patrol                  walk the squad's route; Running forever
 //
-// Actions reach their guard's simulation data through the blackboard key "id" (the guard's index)
-// and a pointer to the Arena captured in the ActionSpec lambdas. Every action moves its guard by the
+// Actions reach their guard's simulation data through the agent's user pointer (the Guard, given at
+// spawn: SpawnOptions::user) and a pointer to the Arena captured in the ActionSpec lambdas. Every action moves its guard by the
 // time since the guard last moved (agent clock), so movement does not depend on how often a guard
 // is ticked (AI LOD).
 //
@@ -62,8 +62,8 @@ struct ArenaConfig {
     int listener_agent = -1;
     /// When set, the guards' tree is loaded from this BehaviorTree.CPP v4 XML file (ebt::xml::Loader
     /// over the arena's registered actions) instead of being built in code. It must declare the keys
-    /// the perception writes (id: int, enemy_seen, health_low, enemy_dead: bool) and may read the
-    /// shared key squad.alarm. samples/arena.xml is the built-in tree.
+    /// the perception writes (enemy_seen, health_low, enemy_dead: bool) and may read the shared key
+    /// squad.alarm. samples/arena.xml is the built-in tree.
     std::string tree_file;
 };
 
@@ -159,12 +159,10 @@ private:
     std::unique_ptr<Registry> registry_;
     std::unique_ptr<World> world_;
     Tree tree_;
-    Key<int> key_id_;
     Key<bool> key_seen_, key_low_, key_dead_;
     std::vector<Guard> guards_;
     std::vector<Intruder> intruders_;
     std::vector<Squad> squads_;
-    std::vector<Agent*> agents_;  // per guard; valid as long as nothing is spawned or despawned
     // Spatial grid of the active intruders: cell -> [begin, end) into grid_items_.
     double cell_ = 1;
     int grid_cols_ = 1, grid_rows_ = 1;

@@ -23,20 +23,20 @@ TreeBuilder& declare_guard_keys(TreeBuilder& b) {
 
 // ---- MovementSystem ------------------------------------------------------------------------------
 
-void MovementSystem::request(Agent& agent, const ResumeHandle& handle) {
+void MovementSystem::request(const ResumeHandle& handle, std::uint64_t seed) {
     const std::uint64_t spread = kLongestMove - kShortestMove + 1;
-    const std::uint64_t length = kShortestMove + mix(agent.seed() * 1'000'003u + requests_++) % spread;
-    due_[(frame_ + length) % kBuckets].push_back(Move{&agent, handle});
+    const std::uint64_t length = kShortestMove + mix(seed * 1'000'003u + requests_++) % spread;
+    due_[(frame_ + length) % kBuckets].push_back(handle);
     ++pending_;
 }
 
-std::size_t MovementSystem::step() {
+std::size_t MovementSystem::step(World& world) {
     ++frame_;
-    std::vector<Move>& due = due_[frame_ % kBuckets];
+    std::vector<ResumeHandle>& due = due_[frame_ % kBuckets];
     // Resuming does not run the action (it ends when its agent next ticks), so no request can land
     // in this bucket while it is being emptied.
     std::size_t resumed = 0;
-    for (const Move& m : due) resumed += m.agent->resume(m.handle, Status::Success) ? 1 : 0;
+    for (const ResumeHandle& move : due) resumed += world.resume(move, Status::Success) ? 1 : 0;
     pending_ -= due.size();
     due.clear();
     return resumed;
@@ -44,10 +44,9 @@ std::size_t MovementSystem::step() {
 
 void register_latent_guard_actions(Registry& registry, MovementSystem& movement) {
     register_fight_actions(registry);
-    ActionSpec patrol;
-    patrol.on_initialize = [&movement](ActionContext& ctx) { movement.request(ctx.agent(), ctx.suspend()); };
-    patrol.update = [](ActionContext&) { return Status::Running; };
-    registry.add_action("Patrol", std::move(patrol));
+    registry.add_latent_action("Patrol", [&movement](ActionContext& ctx, const ResumeHandle& move) {
+        movement.request(move, ctx.agent().seed());
+    });
 }
 
 // ---- trees -----------------------------------------------------------------------------------------
@@ -76,10 +75,7 @@ Tree deep_guard_tree(const Registry& registry, int d) {
 }
 
 void register_waiting_actions(Registry& registry) {
-    ActionSpec nap;
-    nap.on_initialize = [](ActionContext& ctx) { static_cast<void>(ctx.suspend()); };  // nobody resumes it
-    nap.update = [](ActionContext&) { return Status::Running; };
-    registry.add_action("Nap", std::move(nap));
+    registry.add_latent_action("Nap", [](ActionContext&, const ResumeHandle&) {});  // nobody resumes it
 }
 
 Tree waiting_tree(const Registry& registry) {

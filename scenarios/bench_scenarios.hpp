@@ -28,31 +28,30 @@
 
 namespace ebt::scenarios {
 
-/// A stand-in movement system for latent moves: a move requested in frame f finishes (the system
-/// resumes the action with Success) in frame f + 30..50, the length drawn from the agent's seed
-/// (AgentOptions::seed) and the number of moves requested so far, so that the moves of a population
-/// spread over the frames, identically in both modes. Owned by the game
-/// code that steps the agents; call step() once per frame, before ticking them. Agents must not
-/// move in memory while they have a move pending (keep them in a reserved vector or a World).
+/// A stand-in movement system for latent moves of the agents of a World: a move requested in frame f
+/// finishes (the system resumes the action with Success, through World::resume) in frame f + 30..50,
+/// the length drawn from the agent's seed (SpawnOptions::seed) and the number of moves requested so
+/// far, so that the moves of a population spread over the frames, identically in both modes. It keeps
+/// only ResumeHandles (which name the agent and the action's run), never an Agent*: a move whose agent
+/// was despawned or whose Patrol was aborted meanwhile is stale, and its resume does nothing. Owned by
+/// the game code that steps the world; call step() once per frame, before World::step.
 class MovementSystem {
 public:
     static constexpr std::uint32_t kShortestMove = 30;
     static constexpr std::uint32_t kLongestMove = 50;
 
-    /// Registers a pending move of `agent`'s suspended action; called from the action.
-    void request(Agent& agent, const ResumeHandle& handle);
-    /// Advances one frame and resumes the moves that end in it. Returns how many were resumed.
-    std::size_t step();
+    /// Registers a pending move of a suspended action (of an agent with seed `seed`); called from the
+    /// latent action's start.
+    void request(const ResumeHandle& handle, std::uint64_t seed);
+    /// Advances one frame and resumes the moves that end in it through `world`. Returns how many were
+    /// resumed (the others were stale).
+    std::size_t step(World& world);
     std::uint64_t frame() const noexcept { return frame_; }
     std::size_t pending() const noexcept { return pending_; }
 
 private:
-    struct Move {
-        Agent* agent;
-        ResumeHandle handle;
-    };
     static constexpr std::size_t kBuckets = 64;  // > kLongestMove: one bucket per frame of the window
-    std::vector<Move> due_[kBuckets];
+    std::vector<ResumeHandle> due_[kBuckets];
     std::uint64_t frame_ = 0;
     std::uint64_t requests_ = 0;
     std::size_t pending_ = 0;

@@ -251,25 +251,26 @@ TEST_CASE("scenarios: guard tree (b): moves resumed by the MovementSystem, in bo
         scenarios::register_latent_guard_actions(registry, movement);
         const Tree tree = scenarios::guard_tree(registry);
         std::vector<test::TraceRecorder> recs(kAgents);
-        std::vector<Agent> agents;
-        agents.reserve(kAgents);  // agents must not move while a move is pending
+        World world;  // the system resumes through it: it keeps handles, not agents
+        std::vector<AgentHandle> handles;
         for (std::size_t i = 0; i < kAgents; ++i)
-            agents.emplace_back(tree, AgentOptions{.mode = mode, .seed = i, .listener = &recs[i]});
+            handles.push_back(world.spawn(tree, SpawnOptions{.mode = mode, .seed = i, .listener = &recs[i]}));
+        const auto agent = [&](std::size_t i) -> Agent& { return world.at(handles[i]); };
 
         std::size_t stale_resumes = 0;  // moves stepped whose action had already ended
         int stale_frame = -1;
         for (int frame = 0; frame < kFrames; ++frame) {
             CAPTURE(frame);
-            if (frame == 5) agents[kAttacker].blackboard().set(scenarios::kEnemySeen, true);
+            if (frame == 5) agent(kAttacker).blackboard().set(scenarios::kEnemySeen, true);
             const std::size_t before = movement.pending();
-            const std::size_t resumed = movement.step();
+            const std::size_t resumed = movement.step(world);
             const std::size_t stepped = before - movement.pending();
             CHECK(resumed <= stepped);
             if (stepped != resumed) {
                 stale_resumes += stepped - resumed;
                 stale_frame = frame;
             }
-            for (Agent& a : agents) a.tick(kFrame);
+            world.step(kFrame);
             // Every resume ends one Patrol with Success in this very tick (the walk has not passed it).
             std::size_t ended = 0;
             for (const auto& rec : recs)
@@ -277,7 +278,7 @@ TEST_CASE("scenarios: guard tree (b): moves resumed by the MovementSystem, in bo
             CHECK(ended == resumed);
             // One pending move per patrolling agent, plus the attacker's stale move until it is stepped.
             std::size_t patrolling = 0;
-            for (const Agent& a : agents) patrolling += a.status(10) == Status::Running ? 1 : 0;
+            for (std::size_t i = 0; i < kAgents; ++i) patrolling += agent(i).status(10) == Status::Running ? 1 : 0;
             const bool stale_pending = frame >= 5 && stale_resumes == 0;
             CHECK(movement.pending() == patrolling + (stale_pending ? 1 : 0));
             if (frame < 5) CHECK(patrolling == kAgents);
@@ -318,7 +319,7 @@ TEST_CASE("scenarios: guard tree (b): moves resumed by the MovementSystem, in bo
 
         // No Patrol is ever updated: its leaf update count stays at zero.
         for (std::size_t i = 0; i + 1 < kAgents; ++i) {
-            CHECK(agents[i].stats().updates == 0);
+            CHECK(agent(i).stats().updates == 0);
             CHECK(count_events(recs[i], "10:U") == 0);
         }
 
@@ -332,9 +333,9 @@ TEST_CASE("scenarios: guard tree (b): moves resumed by the MovementSystem, in bo
         if (stale_frame >= 0) CHECK(att.tick(static_cast<std::uint64_t>(stale_frame)) == "9:U");
         CHECK(count_events(att, "10:T(Success)") == 0);
         CHECK(count_events(att, "10:I") == 1);
-        CHECK(agents[kAttacker].status(9) == Status::Running);
-        CHECK(agents[kAttacker].status(10) == Status::Aborted);
-        CHECK(agents[kAttacker].stats().updates == static_cast<std::uint32_t>(kFrames - 5));
+        CHECK(agent(kAttacker).status(9) == Status::Running);
+        CHECK(agent(kAttacker).status(10) == Status::Aborted);
+        CHECK(agent(kAttacker).stats().updates == static_cast<std::uint32_t>(kFrames - 5));
         lifecycles.emplace_back();
         for (const auto& r : recs) lifecycles.back().push_back(r.lifecycle());
     }

@@ -141,7 +141,7 @@ TEST_CASE("shared blackboard: binding errors are reported at spawn") {
                          "World::spawn(): tree 'squad-member' reads shared scope 'squad', which SpawnOptions::shared does not bind",
                          UsageError);
     CHECK_THROWS_WITH_AS(world.spawn(tree, {.shared = {{"squad", &squad}}}),
-                         "World::spawn(): shared blackboard 'squad-1' has no key 'alarm' of type bool (tree 'squad-member' reads 'squad.alarm')",
+                         "World::spawn(): shared blackboard 'squad-1': key 'alarm' is int, but tree 'squad-member' reads 'squad.alarm' as bool",
                          UsageError);
     CHECK_THROWS_WITH_AS(world.spawn(tree, {.shared = {{"squad", &foreign}}}),
                          "World::spawn(): scope 'squad' is bound to a shared blackboard this world does not own", UsageError);
@@ -159,7 +159,9 @@ TEST_CASE("shared blackboard: a stand-alone agent binds a scope itself; unbound 
                          "SpawnOptions::shared or call Agent::bind)",
                          UsageError);
     SharedBlackboard squad("squad-1");
-    squad.declare<bool>("alarm", true);
+    squad.declare<bool>("alarm", false);  // as the tree declares it (docs/world.md: keys are declared once)
+    squad.set("alarm", true);
+    squad.publish();
     agent.bind("squad", squad);
     CHECK(agent.bound("squad") == &squad);
     CHECK(agent.blackboard().get<bool>("squad.alarm"));  // the published value, mirrored at bind

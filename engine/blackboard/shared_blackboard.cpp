@@ -1,10 +1,67 @@
 // SharedBlackboard: double-buffered values, published once per frame.
 #include <ebt/shared_blackboard.hpp>
 
+#include <ebt/tree.hpp>
+
+#include <cstdio>
+#include <cstring>
+
 namespace ebt {
 
 SharedBlackboard::SharedBlackboard(std::string name) : name_(std::move(name)) {
     if (name_.empty()) throw UsageError("a shared blackboard needs a name");
+}
+
+namespace {
+/// A value for error messages: numbers and bools as such, anything else as its bytes in hex.
+std::string show_value(const TypeInfo* type, const std::byte* data) {
+    const auto as = [data](auto v) {
+        std::memcpy(&v, data, sizeof v);
+        return v;
+    };
+    if (type == type_of<bool>()) return as(bool{}) ? "true" : "false";
+    if (type == type_of<int>()) return std::to_string(as(int{}));
+    if (type == type_of<unsigned>()) return std::to_string(as(unsigned{}));
+    if (type == type_of<long>()) return std::to_string(as(long{}));
+    if (type == type_of<long long>()) return std::to_string(as(0ll));
+    if (type == type_of<float>() || type == type_of<double>()) {
+        char text[40];
+        std::snprintf(text, sizeof text, "%.9g", type == type_of<float>() ? static_cast<double>(as(0.0f)) : as(0.0));
+        return text;
+    }
+    static const char* digits = "0123456789abcdef";
+    std::string hex = "0x";
+    for (std::size_t i = 0; i < type->size; ++i) {
+        hex += digits[static_cast<unsigned>(data[i]) >> 4];
+        hex += digits[static_cast<unsigned>(data[i]) & 15];
+    }
+    return hex;
+}
+}  // namespace
+
+void detail::bind_shared_keys(const Tree& tree, std::uint8_t scope, SharedBlackboard& shared, const std::string& who,
+                              bool declare_missing) {
+    const BlackboardSchema& schema = tree.schema();
+    for (KeyId k = 0; k < schema.size(); ++k) {
+        const KeyInfo& info = schema.info(k);
+        if (info.scope != scope) continue;
+        const std::byte* tree_initial = schema.defaults() + info.offset;
+        const KeyId sid = shared.schema().find(info.shared_name);
+        if (sid == kNoKey) {
+            if (declare_missing) shared.declare_raw(info.shared_name, info.type, tree_initial);
+            continue;
+        }
+        const KeyInfo& have = shared.schema().info(sid);
+        if (have.type != info.type)
+            throw UsageError(who + "shared blackboard '" + shared.name() + "': key '" + info.shared_name + "' is " +
+                             have.type->name + ", but tree '" + tree.name() + "' reads '" + info.name + "' as " + info.type->name);
+        const std::byte* shared_initial = shared.schema().defaults() + have.offset;
+        if (std::memcmp(shared_initial, tree_initial, info.type->size) != 0)
+            throw UsageError(who + "shared blackboard '" + shared.name() + "': key '" + info.shared_name +
+                             "' was declared with the initial value " + show_value(info.type, shared_initial) + ", but tree '" +
+                             tree.name() + "' declares '" + info.name + "' with " + show_value(info.type, tree_initial) +
+                             " (declare it once: in the tree, or on the shared blackboard with the same value)");
+    }
 }
 
 void SharedBlackboard::declare_raw(std::string key, const TypeInfo* type, const void* initial) {

@@ -18,6 +18,18 @@ std::string too_many_ports(const std::vector<PortSpec>& ports) {
 // A port default must be usable everywhere a port is bound: in code and in XML files (where a key
 // default is written {key} and a value default as a literal, see docs/xml.md).
 void detail::check_port_defaults(const std::string& what, std::vector<PortSpec>& ports, bool is_condition) {
+    // Ports are found by name hash (ctx.in<T>("name")): names and hashes must be unique in a spec.
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+        ports[i].name_hash = port_hash(ports[i].name);
+        for (std::size_t j = 0; j < i; ++j) {
+            if (ports[j].name == ports[i].name)
+                throw BuildError(what + " declares port '" + ports[i].name + "' twice (ports " + std::to_string(j) +
+                                 " and " + std::to_string(i) + ")");
+            if (ports[j].name_hash == ports[i].name_hash)
+                throw BuildError(what + ": ports '" + ports[j].name + "' and '" + ports[i].name +
+                                 "' have the same name hash; rename one of them");
+        }
+    }
     for (auto& p : ports) {
         PortDefault& d = p.fallback;
         const std::string port = what + " port '" + p.name + "'";
@@ -70,6 +82,26 @@ Registry& Registry::add_action(std::string name, std::function<Status(ActionCont
     spec.update = std::move(update);
     spec.ports = std::move(ports);
     return add_action(std::move(name), std::move(spec));
+}
+
+Registry& Registry::add_latent_action(std::string name, LatentActionSpec latent) {
+    if (!latent.start) throw BuildError("latent action '" + name + "' has no start function");
+    ActionSpec spec;
+    spec.on_initialize = [start = std::move(latent.start)](ActionContext& ctx) { start(ctx, ctx.suspend()); };
+    // Never called while the run is suspended; a resume ends the run without an update.
+    spec.update = [](ActionContext&) { return Status::Running; };
+    spec.on_terminate = std::move(latent.on_terminate);
+    spec.ports = std::move(latent.ports);
+    spec.memory_bytes = latent.memory_bytes;
+    return add_action(std::move(name), std::move(spec));
+}
+
+Registry& Registry::add_latent_action(std::string name, std::function<void(ActionContext&, const ResumeHandle&)> start,
+                                      std::vector<PortSpec> ports) {
+    LatentActionSpec spec;
+    spec.start = std::move(start);
+    spec.ports = std::move(ports);
+    return add_latent_action(std::move(name), std::move(spec));
 }
 
 Registry& Registry::add_condition(std::string name, std::function<bool(const ConditionContext&)> evaluate,

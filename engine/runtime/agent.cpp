@@ -8,6 +8,8 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <mutex>
+#include <vector>
 
 namespace ebt {
 
@@ -40,9 +42,37 @@ Duration duration_from_seconds(double seconds, const char* who) {
     return Duration(std::llround(seconds * 1e6));
 }
 
+void check_initial_values(const Tree& tree, const std::vector<InitialValue>& values, std::string_view who) {
+    const BlackboardSchema& schema = tree.schema();
+    const std::string tree_name = "tree '" + tree.name() + "'";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        const InitialValue& v = values[i];
+        const KeyId id = schema.find(v.key);
+        if (id == kNoKey)
+            throw UsageError(std::string(who) + ": " + tree_name + " has no blackboard key '" + v.key + "' (initial values)");
+        const KeyInfo& info = schema.info(id);
+        if (info.scope != kLocalScope)
+            throw UsageError(std::string(who) + ": key '" + v.key + "' of " + tree_name + " is a key of the shared scope '" +
+                             schema.scopes()[info.scope] + "': give its value to the shared blackboard, not to the agent");
+        if (info.type != v.type)
+            throw UsageError(std::string(who) + ": key '" + v.key + "' of " + tree_name + " is " + info.type->name +
+                             ", but its initial value is " + v.type->name);
+        for (std::size_t j = 0; j < i; ++j)
+            if (values[j].key == v.key)
+                throw UsageError(std::string(who) + ": key '" + v.key + "' is given two initial values");
+    }
+}
+
 Agent::Agent(Tree tree, AgentOptions options)
-    : tree_(std::move(tree)), listener_(options.listener), seed_(options.seed), mode_(options.mode), restart_on_end_(options.restart_on_end) {
+    : tree_(std::move(tree)),
+      listener_(options.listener),
+      user_(options.user.get()),
+      seed_(options.seed),
+      mode_(options.mode),
+      restart_on_end_(options.restart_on_end),
+      user_type_(options.user.type()) {
     if (!tree_) throw UsageError("Agent: the tree is empty (build it with TreeBuilder::end())");
+    check_initial_values(tree_, options.blackboard, "Agent");
     const auto& data = tree_.data();
     serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
     block_.reset(new std::max_align_t[data.layout.block_bytes / sizeof(std::max_align_t) + 1]);
@@ -53,6 +83,8 @@ Agent::Agent(Tree tree, AgentOptions options)
     blackboard_.agent_ = this;
     blackboard_.bus_ = options.bus;
     if (data.schema.storage_size()) std::memcpy(blackboard_.values_, data.schema.defaults(), data.schema.storage_size());
+    for (const InitialValue& v : options.blackboard)  // (checked above) no change, no wake: nothing has run
+        std::memcpy(blackboard_.values_ + data.schema.info(data.schema.find(v.key)).offset, v.bytes.data(), v.bytes.size());
     next_deadline_ = detail::kNever;
     if (data.recheck_interval) {
         auto& recheck = *reinterpret_cast<TimePoint*>(bytes + data.layout.recheck_offset);
@@ -82,6 +114,7 @@ Agent::Agent(Agent&& other) noexcept
       blackboard_(other.blackboard_),
       listener_(other.listener_),
       host_(other.host_),
+      user_(other.user_),
       seed_(other.seed_),
       serial_(other.serial_),
       clock_(other.clock_),
@@ -96,7 +129,8 @@ Agent::Agent(Agent&& other) noexcept
       restart_on_end_(other.restart_on_end_),
       in_tick_(false),
       abort_requested_(other.abort_requested_),
-      stopped_(other.stopped_) {
+      stopped_(other.stopped_),
+      user_type_(other.user_type_) {
     blackboard_.agent_ = this;
     other.blackboard_ = Blackboard();  // the moved-from agent's blackboard refuses every access
 }
@@ -126,6 +160,7 @@ Status Agent::tick_numbered(std::uint64_t tick, Duration dt) {
     clock_ += dt.count();
     walk_pos_ = -1;
     Runtime rt(*this);
+    rt.dt = dt;
     try {
         if (!stopped_) {
             if (mode_ == Mode::Polling) rt.poll_tick();
@@ -225,18 +260,10 @@ void Agent::bind(std::string_view scope, SharedBlackboard& shared) {
     const auto scope_index = static_cast<std::uint8_t>(it - scopes.begin());
     auto* bytes = reinterpret_cast<std::byte*>(block_.get());
     KeyId* ids = shared_ids(t, bytes);
-    for (KeyId k = 0; k < t.schema.size(); ++k) {
-        const KeyInfo& info = t.schema.info(k);
-        if (info.scope != scope_index) continue;
-        const KeyId sid = shared.schema().find(info.shared_name);
-        if (sid == kNoKey)
-            throw UsageError("shared blackboard '" + shared.name() + "' has no key '" + info.shared_name + "' (tree '" +
-                             t.name + "' reads '" + info.name + "')");
-        if (shared.schema().info(sid).type != info.type)
-            throw UsageError("shared blackboard '" + shared.name() + "': key '" + info.shared_name + "' is " +
-                             shared.schema().info(sid).type->name + ", but tree '" + t.name + "' reads '" + info.name +
-                             "' as " + info.type->name);
-    }
+    // Checked first, so that a refused binding declares nothing; then the keys `shared` lacks are
+    // declared with the tree's type and initial value.
+    detail::bind_shared_keys(tree_, scope_index, shared, "", false);
+    detail::bind_shared_keys(tree_, scope_index, shared, "", true);
     scope_table(t, bytes)[scope_index] = &shared;
     for (KeyId k = 0; k < t.schema.size(); ++k) {
         const KeyInfo& info = t.schema.info(k);
@@ -283,6 +310,72 @@ Blackboard& ActionContext::blackboard() const noexcept { return agent_->blackboa
 TimePoint ActionContext::now() const noexcept { return agent_->clock_; }
 std::uint64_t ActionContext::tick() const noexcept { return agent_->ticks_; }
 
+// ---- user pointers --------------------------------------------------------------------------------
+
+namespace {
+std::mutex user_types_mutex;
+std::vector<const char*>& user_type_names() {
+    static std::vector<const char*> names{"nothing"};  // id 0: no user pointer
+    return names;
+}
+}  // namespace
+
+std::uint16_t detail::register_user_type(const char* name) {
+    std::lock_guard<std::mutex> lock(user_types_mutex);
+    auto& names = user_type_names();
+    if (names.size() > 0xFFFF) throw UsageError("UserPointer: more than 65,535 user pointer types");
+    names.push_back(name);
+    return static_cast<std::uint16_t>(names.size() - 1);
+}
+
+const char* detail::user_type_name(std::uint16_t id) noexcept {
+    std::lock_guard<std::mutex> lock(user_types_mutex);
+    const auto& names = user_type_names();
+    return id < names.size() ? names[id] : "?";
+}
+
+void* Agent::user_object(std::uint16_t type, const char* who) const {
+    if (user_type_ == type && user_) return user_;
+    const std::string wanted = detail::user_type_name(type);
+    if (!user_)
+        throw UsageError(std::string(who) + "::user<" + wanted + ">(): the agent has no user pointer (give one with " +
+                         "SpawnOptions::user or AgentOptions::user)");
+    throw UsageError(std::string(who) + "::user<" + wanted + ">(): the agent's user pointer is a " +
+                     detail::user_type_name(user_type_) + "*, not a " + wanted + "*");
+}
+
+void* ActionContext::user_object(std::uint16_t type, const char* who) const { return agent_->user_object(type, who); }
+
+const void* ConditionContext::user_object(std::uint16_t type) const { return agent_->user_object(type, "ConditionContext"); }
+
+AgentHandle ActionContext::agent_handle() const {
+    if (!agent_->host_)
+        throw UsageError("ActionContext::agent_handle(): the agent does not belong to a World (it was not spawned by one)");
+    return agent_->host_->handle_of(agent_->host_slot_);
+}
+
+namespace {
+/// "range (float), target (int)": a spec's ports for error messages.
+std::string port_list(const PortSpec* ports, std::size_t count) {
+    if (count == 0) return "it has no ports";
+    std::string s = "its ports: ";
+    for (std::size_t i = 0; i < count; ++i) {
+        if (i) s += ", ";
+        s += "'" + ports[i].name + "' (" + (ports[i].type ? ports[i].type->name : "?") + ")";
+    }
+    return s;
+}
+}  // namespace
+
+void ActionContext::no_such_port(const PortName& port) const {
+    throw UsageError("action '" + agent_->tree().label(node_) + "' has no port '" + std::string(port.text) + "' (" +
+                     port_list(ports_, binding_count_) + ")");
+}
+
+void ConditionContext::no_such_port(const PortName& port) const {
+    throw UsageError("condition has no port '" + std::string(port.text) + "' (" + port_list(ports_, binding_count_) + ")");
+}
+
 KeyId ActionContext::binding(std::size_t i) const {
     if (i >= binding_count_)
         throw UsageError("action port " + std::to_string(i) + " does not exist (the action declares " +
@@ -302,7 +395,8 @@ ResumeHandle ActionContext::suspend() const {
     if (!agent_->in_tick_ || !rt.running(node_))
         throw UsageError("ActionContext::suspend() called outside the action's onInitialize or update");
     rt.set(node_, detail::kSuspended);
-    return ResumeHandle{agent_->serial_, node_, rt.run_id(node_)};
+    const AgentHandle in_world = agent_->host_ ? agent_->host_->handle_of(agent_->host_slot_) : AgentHandle{};
+    return ResumeHandle{in_world, agent_->serial_, node_, rt.run_id(node_)};
 }
 
 KeyId ConditionContext::binding(std::size_t i) const {

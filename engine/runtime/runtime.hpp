@@ -152,6 +152,7 @@ struct Runtime {
     void wake_reactive(NodeIndex rs);
 
     bool aborting = false;
+    Duration dt{0};  // the tick's dt (ActionContext::dt); 0 for calls outside a tick
 };
 
 template <class F> bool Runtime::contained(NodeIndex n, F&& f) {

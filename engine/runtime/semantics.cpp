@@ -65,6 +65,8 @@ ActionContext Runtime::action_context(NodeIndex n) {
     ctx.node_ = n;
     ctx.bindings_ = t.bindings.data() + d.first_binding;
     ctx.binding_count_ = d.binding_count;
+    ctx.ports_ = t.actions[d.action]->ports.data();
+    ctx.dt_ = dt;
     ctx.memory_ = b + d.memory_offset + 8;
     ctx.memory_size_ = t.actions[d.action]->memory_bytes;
     return ctx;
@@ -96,12 +98,14 @@ bool Runtime::eval_predicate(PredRange range, NodeIndex owner) {
         case PredOp::Condition: {
             const ConditionUse& use = t.condition_uses[in.arg];
             ConditionContext ctx;
+            ctx.agent_ = &a;
             ctx.blackboard_ = &a.blackboard_;
             ctx.now_ = a.clock_;
             ctx.bindings_ = t.bindings.data() + use.first_binding;
             ctx.binding_count_ = use.binding_count;
             bool v = false;
             const auto& spec = *t.conditions[use.spec];
+            ctx.ports_ = spec.ports.data();
             // A throwing condition counts as false; the error is reported at the node being evaluated.
             try {
                 v = spec.evaluate(ctx);

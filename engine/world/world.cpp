@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <exception>
 #include <functional>
 #include <limits>
 #include <string>
@@ -21,10 +22,20 @@ enum class State : std::uint8_t {
 };
 }  // namespace
 
+/// While the world has a listener, each agent's trace listener is its slot's forwarder: it passes an
+/// event to the agent's own listener, then to the world's with the agent's handle.
+struct World::Forwarder final : TraceListener {
+    World* world = nullptr;
+    TraceListener* own = nullptr;  // SpawnOptions::listener / set_listener(handle, ...)
+    std::uint32_t index = 0;
+    void on_event(const TraceEvent& event) override;
+};
+
 /// One place in the world's storage. A slot is reused after its agent is freed; its generation then
 /// has changed, which makes old handles stale. Slots never move (see World::slot).
 struct World::Slot {
     std::optional<Agent> agent;
+    Forwarder forwarder;
     TimePoint last_time = 0;        // world time of the agent's last tick (or of its joining)
     TimePoint timer_due = 0;        // when timer_armed: the due time of its live timer-heap entry
     std::uint32_t generation = 1;
@@ -160,14 +171,7 @@ void World::validate_bindings(const Tree& tree, const SpawnOptions& options) con
         if (it == options.shared.end())
             throw UsageError("World::spawn(): tree '" + tree.name() + "' reads shared scope '" + scope +
                              "', which SpawnOptions::shared does not bind");
-        for (const KeyInfo& info : schema.keys()) {
-            if (info.scope != s) continue;
-            const KeyId sid = it->second->schema().find(info.shared_name);
-            if (sid == kNoKey || it->second->schema().info(sid).type != info.type)
-                throw UsageError("World::spawn(): shared blackboard '" + it->second->name() + "' has no key '" +
-                                 info.shared_name + "' of type " + info.type->name + " (tree '" + tree.name() +
-                                 "' reads '" + info.name + "')");
-        }
+        detail::bind_shared_keys(tree, static_cast<std::uint8_t>(s), *it->second, "World::spawn(): ", false);
     }
 }
 
@@ -227,9 +231,20 @@ AgentHandle World::spawn(Tree tree, SpawnOptions options) {
     if (!tree) throw UsageError("World::spawn(): the tree is empty");
     if (options.tick_interval < 1) throw UsageError("World::spawn(): tick_interval must be >= 1");
     validate_bindings(tree, options);
+    check_initial_values(tree, options.blackboard, "World::spawn()");
+    // Every check passed: the keys the shared blackboards lack are declared now (the tree declares them).
+    for (const auto& [scope, blackboard] : options.shared) {
+        const auto& scopes = tree.schema().scopes();
+        const auto index = static_cast<std::uint8_t>(std::find(scopes.begin(), scopes.end(), scope) - scopes.begin());
+        detail::bind_shared_keys(tree, index, *blackboard, "World::spawn(): ", true);
+    }
     const std::uint32_t index = new_slot();
     Slot& s = slot(index);
     s.interval = options.tick_interval;
+    s.forwarder = Forwarder{};
+    s.forwarder.world = this;
+    s.forwarder.own = options.listener;
+    s.forwarder.index = index;
     const AgentHandle handle{index, s.generation};
     if (in_step_) {
         s.state = State::Joining;
@@ -255,8 +270,10 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
     ao.mode = options.mode;
     ao.seed = options.seed;
     ao.restart_on_end = options.restart_on_end;
-    ao.listener = options.listener;
+    ao.listener = listener_ ? &s.forwarder : s.forwarder.own;
     ao.bus = &bus_;
+    ao.user = options.user;
+    ao.blackboard = options.blackboard;
     s.agent.emplace(std::move(tree), ao);
     s.agent->set_host(this, index);
     subscribe(index, options);
@@ -353,6 +370,51 @@ bool World::lod_frame(std::uint32_t slot) const {
     // tick in the same frame.
     const std::uint32_t interval = this->slot(slot).interval;
     return interval <= 1 || (frame_ + slot) % interval == 0;
+}
+
+AgentHandle World::handle_of(std::uint32_t index) const noexcept {
+    const Slot& s = slot(index);
+    // A despawn moves the slot's generation on at once (and so does ~World): while the agent still
+    // runs user code, its own handle is the one before, stale, and never valid again.
+    return AgentHandle{index, s.state == State::Dying ? s.generation - 1 : s.generation};
+}
+
+bool World::resume(const ResumeHandle& handle, Status status) {
+    if (status != Status::Success && status != Status::Failure)
+        throw UsageError(std::string("World::resume() needs Success or Failure, got ") + to_string(status));
+    Agent* a = agent(handle.agent);
+    // The serial check in Agent::resume keeps a handle of another world's agent in the same slot out.
+    return a && a->resume(handle, status);
+}
+
+void World::Forwarder::on_event(const TraceEvent& event) {
+    // Both listeners hear every event even when the first throws; the agent counts the error.
+    std::exception_ptr error;
+    if (own) {
+        try {
+            own->on_event(event);
+        } catch (...) {
+            error = std::current_exception();
+        }
+    }
+    if (world->listener_) world->listener_->on_event(world->handle_of(index), *world->slot(index).agent, event);
+    if (error) std::rethrow_exception(error);
+}
+
+void World::set_listener(WorldListener* listener) {
+    listener_ = listener;
+    for (std::uint32_t i = 0; i < slot_count_; ++i) {
+        Slot& s = slot(i);
+        if (s.agent) s.agent->set_listener(listener ? &s.forwarder : s.forwarder.own);
+    }
+}
+
+bool World::set_listener(AgentHandle h, TraceListener* listener) {
+    if (!valid(h)) return false;
+    Slot& s = slot(h.index);
+    s.forwarder.own = listener;  // a joining agent takes it when it joins
+    if (s.agent) s.agent->set_listener(listener_ ? &s.forwarder : listener);
+    return true;
 }
 
 void World::on_agent_wake(std::uint32_t index) {

@@ -25,7 +25,10 @@
 #include <ebt/tree.hpp>
 
 #include <cstddef>
+#include <cstring>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace ebt {
 
@@ -40,6 +43,8 @@ class World;
 class AgentHost {
 public:
     virtual void on_agent_wake(std::uint32_t slot) = 0;
+    /// The handle by which the host names the agent in `slot` (ActionContext::agent_handle).
+    virtual AgentHandle handle_of(std::uint32_t slot) const noexcept = 0;
 
 protected:
     ~AgentHost() = default;
@@ -53,12 +58,35 @@ enum class Mode : std::uint8_t { Polling, Event };
 Duration duration_from_seconds(double seconds, const char* who = "duration_from_seconds()");
 const char* to_string(Mode mode) noexcept;
 
+/// One initial blackboard value given when an agent is created (AgentOptions::blackboard,
+/// SpawnOptions::blackboard): a key of the tree and a value of exactly the key's type.
+///   {.blackboard = {{"home_x", 12.5f}, {"squad_leader", true}}}
+struct InitialValue {
+    template <class T>
+    InitialValue(std::string key_name, const T& value)  // NOLINT(google-explicit-constructor)
+        : key(std::move(key_name)), type(type_of<T>()), bytes(sizeof(T)) {
+        std::memcpy(bytes.data(), &value, sizeof(T));
+    }
+    std::string key;
+    const TypeInfo* type;
+    std::vector<std::byte> bytes;
+};
+
+/// Checks initial values against `tree`'s blackboard: each names a key of the agent's own (not a
+/// shared key), once, with a value of the key's type. Throws UsageError starting with `who`.
+void check_initial_values(const Tree& tree, const std::vector<InitialValue>& values, std::string_view who);
+
 struct AgentOptions {
     Mode mode = Mode::Event;
     std::uint64_t seed = 0;             // random and weighted selectors draw from (seed, node, entry count)
     bool restart_on_end = true;         // when the root's run ends, start afresh on the next tick
     TraceListener* listener = nullptr;  // not owned; must outlive the agent or be reset first
     ChangeBus* bus = nullptr;           // not owned; blackboard changes are emitted there when set
+    UserPointer user = {};              // not owned; the game object the agent acts for (ActionContext::user)
+    /// Blackboard values the agent starts with instead of the tree's initial ones: set before anything
+    /// runs, neither emitted as changes nor waking guards (nothing has run yet). UsageError (nothing is
+    /// created) for an unknown or shared key, a key given twice or a value of another type.
+    std::vector<InitialValue> blackboard = {};
 };
 
 /// Counters kept by every agent (cheap enough to leave on). Totals since creation.
@@ -115,6 +143,10 @@ public:
     std::uint64_t serial() const noexcept { return serial_; }
     /// The seed the agent was created with (AgentOptions::seed / SpawnOptions::seed).
     std::uint64_t seed() const noexcept { return seed_; }
+    /// The user pointer it was created with, as a T (UsageError naming both types for another T or none).
+    template <class T> T& user() const { return *static_cast<T*>(user_object(detail::user_type_id<T>(), "Agent")); }
+    /// The user pointer it was created with, untyped (nullptr when none).
+    void* user_pointer() const noexcept { return user_; }
 
     /// Bytes of state this agent uses: the Agent object plus its state block (nodes, queue, blackboard).
     std::size_t memory_bytes() const noexcept;
@@ -151,9 +183,11 @@ private:
     friend struct detail::Runtime;
     friend class Blackboard;
     friend class ActionContext;
+    friend class ConditionContext;
 
     void on_blackboard_change(KeyId key);
     KeyId shared_key_id(KeyId key) const;
+    void* user_object(std::uint16_t type, const char* who) const;
 
     // Kept small on purpose: this object plus the state block is the agent's whole footprint.
     Tree tree_;
@@ -161,6 +195,7 @@ private:
     Blackboard blackboard_;  // also holds the ChangeBus pointer
     TraceListener* listener_ = nullptr;
     AgentHost* host_ = nullptr;
+    void* user_ = nullptr;             // AgentOptions::user; its type id is user_type_
     std::uint64_t seed_ = 0;
     std::uint64_t serial_ = 0;
     TimePoint clock_ = 0;
@@ -176,6 +211,7 @@ private:
     bool in_tick_ = false;
     bool abort_requested_ = false;
     bool stopped_ = false;
+    std::uint16_t user_type_ = 0;      // (fits in what was tail padding)
 };
 
 }  // namespace ebt

@@ -14,7 +14,9 @@
 #pragma once
 
 #include <ebt/blackboard.hpp>
+#include <ebt/handles.hpp>
 #include <ebt/status.hpp>
+#include <ebt/user_pointer.hpp>
 
 #include <cstddef>
 #include <cstring>
@@ -60,6 +62,9 @@ struct PortSpec {
     const TypeInfo* type = nullptr;
     PortDirection direction = PortDirection::InOut;
     PortDefault fallback;
+    /// detail::port_hash(name), filled when the spec is registered (Registry, TreeBuilder::action):
+    /// what ctx.in<T>("name") compares. Two ports of one spec with the same name or hash are refused.
+    std::uint64_t name_hash = 0;
 
     /// Default binding: the key `key`, or without an argument the key named like the port (`{=}`).
     PortSpec& default_key(std::string key = {}) {
@@ -87,22 +92,47 @@ template <class T> PortSpec inout_port(std::string name) {
     return PortSpec{std::move(name), type_of<T>(), PortDirection::InOut, {}};
 }
 
-/// Identifies one suspension of one action run. Returned by ActionContext::suspend(); hand it to the
-/// system that will finish the work, which calls Agent::resume(handle, status). A handle whose run
-/// has ended (aborted, already resumed) is stale: resume reports it and does nothing.
-struct ResumeHandle {
-    std::uint64_t agent_serial = 0;
-    NodeIndex node = kNoNode;
-    std::uint64_t run = 0;  // which run of the action (48 bits used; never repeats in practice)
-    bool valid() const noexcept { return node != kNoNode; }
+namespace detail {
+/// FNV-1a (64 bits) of a port name: computed at compile time for the literal in ctx.in<T>("range"),
+/// and once per port when a spec is registered.
+constexpr std::uint64_t port_hash(std::string_view name) noexcept {
+    std::uint64_t h = 14695981039346656037ull;
+    for (const char c : name) {
+        h ^= static_cast<unsigned char>(c);
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+}  // namespace detail
+
+/// A port named in an action or a condition: ctx.in<float>("range"). A string literal is hashed at
+/// compile time, so that finding the port costs an integer comparison per port of the spec, with no
+/// string look-up; a name known only at run time can be given as PortName(std::string_view).
+struct PortName {
+    template <std::size_t N>
+    consteval PortName(const char (&literal)[N])  // NOLINT(google-explicit-constructor)
+        : text(literal, N - 1), hash(detail::port_hash(std::string_view(literal, N - 1))) {}
+    explicit constexpr PortName(std::string_view name) : text(name), hash(detail::port_hash(name)) {}
+    std::string_view text;
+    std::uint64_t hash;
 };
 
 /// What an action's callables see. Valid only during the call.
 class ActionContext {
 public:
     Agent& agent() const noexcept { return *agent_; }
+    /// The agent's handle in its World (to find it again in a later frame). Throws UsageError for an
+    /// agent that does not belong to a World.
+    AgentHandle agent_handle() const;
+    /// The agent's user pointer (SpawnOptions::user / AgentOptions::user) as a T. Throws UsageError,
+    /// naming both types, when the agent has none or holds another type.
+    template <class T> T& user() const { return *static_cast<T*>(user_object(detail::user_type_id<T>(), "ActionContext")); }
     Blackboard& blackboard() const noexcept;
     TimePoint now() const noexcept;
+    /// The time this tick advanced the agent's clock by: the frame's dt for an agent ticked every
+    /// frame; for an agent of a World that slept or skipped frames (LOD), the time since its last
+    /// tick. 0 outside a tick (an action aborted by Agent::abort() or a despawn between frames).
+    Duration dt() const noexcept { return dt_; }
     std::uint64_t tick() const noexcept;
     NodeIndex node() const noexcept { return node_; }
 
@@ -110,6 +140,13 @@ public:
     template <class T> const T& in(std::size_t i) const { return blackboard().get(Key<T>{binding(i)}); }
     /// Writes the key bound to port `i`; returns true when the value changed.
     template <class T> bool out(std::size_t i, const T& value) const { return blackboard().set(Key<T>{binding(i)}, value); }
+    /// Reads the key bound to the port called `port`. An unknown name throws UsageError listing the
+    /// action's ports (inside a tick: the node fails, reported as an Error event).
+    template <class T> const T& in(PortName port) const { return blackboard().get(Key<T>{bindings_[port_index(port)]}); }
+    /// Writes the key bound to the port called `port`; returns true when the value changed.
+    template <class T> bool out(PortName port, const T& value) const {
+        return blackboard().set(Key<T>{bindings_[port_index(port)]}, value);
+    }
 
     /// This node's per-agent user memory (ActionSpec::memory_bytes bytes, zeroed when the run starts).
     template <class T> T& memory() const {
@@ -126,14 +163,23 @@ private:
     friend class Agent;
     friend struct detail::Runtime;
     KeyId binding(std::size_t i) const;
+    std::size_t port_index(const PortName& port) const {
+        for (std::size_t i = 0; i < binding_count_; ++i)
+            if (ports_[i].name_hash == port.hash) return i;
+        no_such_port(port);
+    }
+    [[noreturn]] void no_such_port(const PortName& port) const;
     void check_memory(std::size_t size, std::size_t align) const;
+    void* user_object(std::uint16_t type, const char* who) const;
 
     Agent* agent_ = nullptr;
     NodeIndex node_ = kNoNode;
     const KeyId* bindings_ = nullptr;
+    const PortSpec* ports_ = nullptr;  // the spec's ports, one per binding
     std::size_t binding_count_ = 0;
     std::byte* memory_ = nullptr;
     std::size_t memory_size_ = 0;
+    Duration dt_{0};
 };
 
 /// What a condition sees: read-only access to the agent's blackboard through its ports.
@@ -142,15 +188,32 @@ public:
     const Blackboard& blackboard() const noexcept { return *blackboard_; }
     TimePoint now() const noexcept { return now_; }
     template <class T> const T& in(std::size_t i) const { return blackboard_->get(Key<T>{binding(i)}); }
+    /// Reads the key bound to the port called `port` (see ActionContext::in). An unknown name throws
+    /// UsageError; inside a tick the condition counts as false and the error is reported.
+    template <class T> const T& in(PortName port) const { return blackboard_->get(Key<T>{bindings_[port_index(port)]}); }
+    /// The agent's user pointer as a T (see ActionContext::user). A condition that reads its NPC
+    /// rather than only its ports reads the world: give it a ConditionSpec::recheck_interval.
+    template <class T> const T& user() const {
+        return *static_cast<const T*>(user_object(detail::user_type_id<T>()));
+    }
 
 private:
     friend class Agent;
     friend struct detail::Runtime;
     KeyId binding(std::size_t i) const;
+    std::size_t port_index(const PortName& port) const {
+        for (std::size_t i = 0; i < binding_count_; ++i)
+            if (ports_[i].name_hash == port.hash) return i;
+        no_such_port(port);
+    }
+    [[noreturn]] void no_such_port(const PortName& port) const;
+    const void* user_object(std::uint16_t type) const;
 
+    const Agent* agent_ = nullptr;
     const Blackboard* blackboard_ = nullptr;
     TimePoint now_ = 0;
     const KeyId* bindings_ = nullptr;
+    const PortSpec* ports_ = nullptr;  // the spec's ports, one per binding
     std::size_t binding_count_ = 0;
 };
 
@@ -172,10 +235,26 @@ struct ConditionSpec {
     std::optional<Duration> recheck_interval;
 };
 
+/// A latent action: it suspends itself when it starts and is finished by game code (a movement system,
+/// a path finder, an animation) through the ResumeHandle it is given, with World::resume or
+/// Agent::resume. It has no update: a suspended action gets none.
+struct LatentActionSpec {
+    /// Required: called when the action starts (onInitialize), already suspended, with the handle to
+    /// resume it by. It may resume at once: the action then ends on the agent's next tick (the walk
+    /// has passed it), without an update.
+    std::function<void(ActionContext&, const ResumeHandle&)> start;
+    /// Optional: called when the run ends (Success or Failure after a resume, Aborted when a guard,
+    /// an abort or a despawn cut it: tell the system doing the work to stop).
+    std::function<void(ActionContext&, Status)> on_terminate;
+    std::vector<PortSpec> ports;
+    std::size_t memory_bytes = 0;
+};
+
 namespace detail {
 /// Checks the defaults of `ports` against their types and directions (a value default of another
 /// type, or without a literal form, or on an action's output port; an empty default key) and fills
-/// each value default's text. Throws BuildError naming `what` ("action 'X'") and the port.
+/// each value default's text; refuses two ports with the same name or name hash, and fills each
+/// port's name_hash. Throws BuildError naming `what` ("action 'X'") and the port.
 void check_port_defaults(const std::string& what, std::vector<PortSpec>& ports, bool is_condition);
 }  // namespace detail
 
@@ -188,6 +267,11 @@ public:
     /// Shorthand: an action that is only an update function.
     Registry& add_action(std::string name, std::function<Status(ActionContext&)> update,
                          std::vector<PortSpec> ports = {});
+    /// Shorthand: a latent action (see LatentActionSpec): `start` receives the handle of the run's
+    /// suspension; the action has no update.
+    Registry& add_latent_action(std::string name, LatentActionSpec spec);
+    Registry& add_latent_action(std::string name, std::function<void(ActionContext&, const ResumeHandle&)> start,
+                                std::vector<PortSpec> ports = {});
     /// Shorthand: a condition over ports.
     Registry& add_condition(std::string name, std::function<bool(const ConditionContext&)> evaluate,
                             std::vector<PortSpec> ports = {});

@@ -8,7 +8,10 @@
 // frame: the last write wins (agents step in slot order, so this is deterministic).
 //
 // A tree reads a shared key through a key declared with TreeBuilder::shared_key<T>("squad", "alarm"),
-// named "squad.alarm" in the tree; spawning binds the scope "squad" to a SharedBlackboard.
+// named "squad.alarm" in the tree; spawning binds the scope "squad" to a SharedBlackboard. A key is
+// declared once: binding declares the tree's keys the shared blackboard lacks (with the tree's type
+// and initial value); a key it has must have the tree's type and the same initial value, or the
+// binding is refused with a UsageError naming the key, the tree and both values (docs/world.md).
 //
 // Keys may be declared at any time except from inside publish(); values written or published before
 // a declare are kept.
@@ -23,6 +26,17 @@
 #include <vector>
 
 namespace ebt {
+
+class Tree;
+class SharedBlackboard;
+
+namespace detail {
+/// Binding a tree's shared scope `scope` (an index into its schema's scopes) to `shared`: checks the
+/// keys `shared` has (type, initial value) and, when `declare_missing`, declares those it lacks.
+/// Throws UsageError starting with `who` on a mismatch (nothing declared then: check everything
+/// first, with declare_missing false).
+void bind_shared_keys(const Tree& tree, std::uint8_t scope, SharedBlackboard& shared, const std::string& who, bool declare_missing);
+}  // namespace detail
 
 class SharedBlackboard {
 public:

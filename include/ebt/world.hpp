@@ -1,11 +1,16 @@
 // World: many agents stepped in a game server's fixed-step frame loop.
 //
 //   ebt::World world;
-//   ebt::AgentHandle guard = world.spawn(tree, {.mode = ebt::Mode::Event});
+//   ebt::AgentHandle guard = world.spawn(tree, {.user = &npc, .blackboard = {{"hp", 80}}});
 //   for (;;) {
-//       world.agent(guard)->blackboard().set("enemy_seen", perceive());
+//       world.at(guard).blackboard().set("enemy_seen", perceive());
+//       movement.finish_arrivals(world);  // calls world.resume(run, Status::Success) per latent move
 //       ebt::FrameMetrics m = world.step(50ms);
 //   }
+//
+// Actions read their NPC (ctx.user<Npc>()), their agent's handle and the frame's dt from the
+// context; a latent action's ResumeHandle names its agent and run, so World::resume needs nothing
+// else and refuses a stale one. World::set_listener hears every agent's trace.
 //
 // The World owns its agents in slots that never move (chunks of fixed size, added as the world
 // grows) and refers to them by generational handles: a handle whose agent was despawned is stale, and
@@ -47,11 +52,14 @@ namespace ebt {
 
 struct WorldTestAccess;
 
-/// A generational reference to an agent of a World.
-struct AgentHandle {
-    std::uint32_t index = 0xFFFFFFFF;
-    std::uint32_t generation = 0;
-    friend bool operator==(AgentHandle, AgentHandle) = default;
+/// Receives the trace events of every agent of a World (World::set_listener), with the agent's handle
+/// and the agent, whose tree names the node: `agent.tree().path(event.node)`. Called synchronously
+/// during the agent's tick, after the agent's own listener (SpawnOptions::listener), if any. It is
+/// an observer: an exception from it is swallowed and counted (AgentStats::listener_errors).
+class WorldListener {
+public:
+    virtual ~WorldListener() = default;
+    virtual void on_event(AgentHandle handle, const Agent& agent, const TraceEvent& event) = 0;
 };
 
 struct SpawnOptions {
@@ -59,6 +67,8 @@ struct SpawnOptions {
     std::uint64_t seed = 0;
     bool restart_on_end = true;
     TraceListener* listener = nullptr;
+    /// The game object the agent acts for (not owned): its actions read it with ctx.user<T>().
+    UserPointer user = {};
     /// AI level of detail: the agent ticks every `tick_interval` frames (1 = every frame), in the
     /// frames where (frame + slot index) is a multiple of the interval (so that agents with the same
     /// interval spread over its frames), with the dt of the frames in between accumulated so that its
@@ -66,6 +76,11 @@ struct SpawnOptions {
     std::uint32_t tick_interval = 1;
     /// Binds each shared scope of the tree ("squad") to a shared blackboard of this world.
     std::vector<std::pair<std::string, SharedBlackboard*>> shared = {};
+    /// Blackboard values the agent starts with (see AgentOptions::blackboard), also for an agent
+    /// spawned during a frame: set when it is created, before its first tick, without change events.
+    /// Checked at spawn: UsageError, nothing spawned, for an unknown or shared key, a key given twice,
+    /// a value of another type.
+    std::vector<InitialValue> blackboard = {};
 };
 
 /// What one World::step cost. Counters are sums over the agents stepped.
@@ -103,6 +118,22 @@ public:
     const Agent* agent(AgentHandle handle) const noexcept;
     /// Like agent(), but throws UsageError naming the handle when it is stale.
     Agent& at(AgentHandle handle);
+
+    /// One listener for every agent of the world, present and future (nullptr: none). Not owned; it
+    /// must outlive the world or be reset first. Agents keep their own listeners too.
+    void set_listener(WorldListener* listener);
+    WorldListener* listener() const noexcept { return listener_; }
+    /// Changes an agent's own listener (SpawnOptions::listener). Returns false for a stale handle.
+    /// (Agent::set_listener on an agent of a World replaces the world's listener for that agent.)
+    bool set_listener(AgentHandle handle, TraceListener* listener);
+
+    /// Finishes a suspended action of an agent of this world (handle from ActionContext::suspend()).
+    /// Returns false, touching nothing, when the handle's agent is gone (stale handle, despawned, never
+    /// of this world) or its run has ended (aborted, already resumed): a stale handle never reaches
+    /// another agent. Otherwise as Agent::resume: the action ends when the walk reaches it, and the
+    /// agent is stepped in this frame if its slot is still to come, else in the next. Throws
+    /// UsageError for a status other than Success or Failure.
+    bool resume(const ResumeHandle& handle, Status status);
 
     /// Changes an agent's LOD tick interval (>= 1). Returns false for a stale handle.
     bool set_tick_interval(AgentHandle handle, std::uint32_t interval);
@@ -155,6 +186,7 @@ private:
     void set_generation_for_test(std::uint32_t index, std::uint32_t generation);
 
     struct Slot;
+    struct Forwarder;
     struct PendingSpawn {
         std::uint32_t slot;
         Tree tree;
@@ -168,6 +200,7 @@ private:
     Slot& slot(std::uint32_t index) const noexcept;  // the slot at `index` (< slot_count_)
     std::uint32_t new_slot();                         // a free slot, or a new one at the end
     void on_agent_wake(std::uint32_t slot) override;
+    AgentHandle handle_of(std::uint32_t slot) const noexcept override;
     void step_slot(std::uint32_t slot, FrameMetrics& m);
     void schedule_after_step(std::uint32_t slot);       // after a tick: sleep, and arm the agent's deadline
     void arm_timer(std::uint32_t slot, TimePoint due);  // gives the slot its (one) live heap entry
@@ -265,6 +298,7 @@ private:
     std::size_t live_ = 0;
     std::uint32_t busy_ = 0;     // depth of world calls running user callbacks (freeing an agent)
     std::uint32_t routing_ = 0;  // depth of route(): subscriber lists are not compacted meanwhile
+    WorldListener* listener_ = nullptr;
     bool in_step_ = false;
     bool closing_ = false;       // in ~World: spawns are refused
 };
