@@ -85,16 +85,9 @@ TEST_CASE("Filter: several leading conditions form one conjunctive guard") {
                               .action("B", test::finishing_action(1, kF))
                           .back()
                           .end();
-    test::in_both_modes([&](Mode mode) {
-        for (int bits = 0; bits < 4; ++bits) {
-            CAPTURE(bits);
-            Run r(tree, mode);
-            r.agent.blackboard().set("a", (bits & 1) != 0);
-            r.agent.blackboard().set("b", (bits & 2) != 0);
-            r.tick();
-            if (bits == 3) CHECK(r.rec.all(0) == "0:I 1:G(true) 1:I 4:I 4:U 4:T(Success) 1:T(Success) 0:T(Success)");
-            else CHECK(r.rec.all(0) == "0:I 1:G(false) 5:I 5:U 5:T(Failure) 0:T(Failure)");
-        }
+    test::for_each_ab_setting(tree, [](int bits, Run& r) {
+        if (bits == 3) CHECK(r.rec.all(0) == "0:I 1:G(true) 1:I 4:I 4:U 4:T(Success) 1:T(Success) 0:T(Success)");
+        else CHECK(r.rec.all(0) == "0:I 1:G(false) 5:I 5:U 5:T(Failure) 0:T(Failure)");
     });
 }
 

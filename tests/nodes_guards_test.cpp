@@ -92,16 +92,9 @@ TEST_CASE("Preconditions: attach to any node kind; several preconditions are and
         const auto fallback = static_cast<NodeIndex>(tree.size() - 1);
         const std::string skipped = "0:I 1:G(false) " + std::to_string(fallback) + ":I " + std::to_string(fallback) +
                                     ":U " + std::to_string(fallback) + ":T(Failure) 0:T(Failure)";
-        test::in_both_modes([&](Mode mode) {
-            for (int bits = 0; bits < 4; ++bits) {
-                CAPTURE(bits);
-                Run r(tree, mode);
-                r.agent.blackboard().set("a", (bits & 1) != 0);
-                r.agent.blackboard().set("b", (bits & 2) != 0);
-                r.tick();
-                if (bits == 3) CHECK(r.rec.all(0).rfind("0:I 1:G(true) 1:I", 0) == 0);
-                else CHECK(r.rec.all(0) == skipped);
-            }
+        test::for_each_ab_setting(tree, [&](int bits, Run& r) {
+            if (bits == 3) CHECK(r.rec.all(0).rfind("0:I 1:G(true) 1:I", 0) == 0);
+            else CHECK(r.rec.all(0) == skipped);
         });
     }
 }

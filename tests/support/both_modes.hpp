@@ -93,6 +93,22 @@ void in_both_modes(const Tree& tree, Body&& body) {
     });
 }
 
+/// For each setting of the bool keys "a" and "b" (bits = 0..3: a is bit 0, b is bit 1), in Polling
+/// then Event mode: a fresh Run of `tree` with a and b set, ticked once, then `check(bits, run)`.
+template <class Check>
+void for_each_ab_setting(const Tree& tree, Check&& check) {
+    in_both_modes([&](Mode mode) {
+        for (int bits = 0; bits < 4; ++bits) {
+            CAPTURE(bits);
+            Run run(tree, mode);
+            run.agent.blackboard().set("a", (bits & 1) != 0);
+            run.agent.blackboard().set("b", (bits & 2) != 0);
+            run.tick();
+            check(bits, run);
+        }
+    });
+}
+
 /// The commonest contract test: a fresh agent of `tree` in each mode ticks once per entry of
 /// `expected`, and each tick's lifecycle trace (and status, where given) must be exactly that.
 inline void expect_ticks_in_both_modes(const Tree& tree, std::initializer_list<Run::Tick> expected,
