@@ -36,6 +36,10 @@
 // actions that only depend on their own updates (identical in polling and event mode); perception
 // writes every blackboard value every frame, but equal values are no-ops. Polling and event runs of
 // the same configuration end with the same hash().
+//
+// Sources, one per job: arena_world.cpp (the rules and perception: set-up, a frame, counts and the
+// hash), arena_ai.cpp (the guards' actions and tree), arena_svg.cpp (the picture), and
+// arena_internal.hpp (the tuning and the simulation state they share; private to them).
 #pragma once
 
 #include <ebt/ebt.hpp>

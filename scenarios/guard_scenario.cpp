@@ -14,28 +14,27 @@ void register_fight_actions(Registry& registry) {
         {port<bool>("health_low")});
 }
 
-Tree guard_tree(const Registry& registry) {
-    return TreeBuilder("guard", registry)
-        .key<bool>(kEnemySeen)
-        .key<bool>(kHealthLow)
-        .key<bool>(kEnemyDead)
-        .active_selector()
-            .sequence()
-                .check(kEnemySeen)
-                .active_selector()
-                    .sequence()
-                        .check(kHealthLow)
-                        .action("Runaway")
-                    .back()
-                    .monitor(Policy::RequireAll, Policy::RequireOne)
-                        .check(kEnemyDead, false)
-                        .action("Attack")
-                    .back()
+TreeBuilder& add_fight_branch(TreeBuilder& builder) {
+    return builder
+        .sequence()
+            .check(kEnemySeen)
+            .active_selector()
+                .sequence()
+                    .check(kHealthLow)
+                    .action("Runaway")
+                .back()
+                .monitor(Policy::RequireAll, Policy::RequireOne)
+                    .check(kEnemyDead, false)
+                    .action("Attack")
                 .back()
             .back()
-            .action("Patrol")
-        .back()
-        .end();
+        .back();
+}
+
+Tree guard_tree(const Registry& registry) {
+    TreeBuilder builder("guard", registry);
+    builder.key<bool>(kEnemySeen).key<bool>(kHealthLow).key<bool>(kEnemyDead).active_selector();
+    return add_fight_branch(builder).action("Patrol").back().end();
 }
 
 }  // namespace ebt::scenarios

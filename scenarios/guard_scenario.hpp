@@ -33,4 +33,9 @@ void register_fight_actions(Registry& registry);
 /// The seeds' guard tree (11 nodes) built from `registry` (which must hold the guard actions).
 Tree guard_tree(const Registry& registry);
 
+/// Adds the guard tree's fight branch (nodes 1..9 above: the enemy_seen sequence with Runaway and
+/// the Monitor over Attack) as the next child of `builder`'s open composite. For trees that extend
+/// or repeat the branch; the builder must declare the three keys and its registry the fight actions.
+TreeBuilder& add_fight_branch(TreeBuilder& builder);
+
 }  // namespace ebt::scenarios

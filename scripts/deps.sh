@@ -1,6 +1,8 @@
 # shellcheck shell=bash
 # Sourced by scripts/run.sh and scripts/test.sh (not meant to be run directly).
 #
+# ebt_configure BUILD_DIR BUILD_TYPE: the one cmake configure both scripts run.
+#
 # Makes sure the Debian packages ebt needs are installed:
 #   cmake g++ make libboost-dev doctest-dev libpugixml-dev
 #   + libbenchmark-dev when bench/CMakeLists.txt exists
@@ -79,3 +81,23 @@ ebt_ensure_deps() {
 }
 
 ebt_jobs() { nproc 2>/dev/null || echo 2; }
+
+# ebt_configure BUILD_DIR BUILD_TYPE: configures BUILD_DIR with every ebt option
+# set explicitly (the baseline below, then EBT_CMAKE_ARGS, whitespace-separated),
+# so that a build directory never keeps options from an earlier run and
+# scripts/run.sh and scripts/test.sh can share build/release.
+ebt_configure() {
+  local build_dir="$1" build_type="$2" extra_cmake_args
+  read -r -a extra_cmake_args <<<"${EBT_CMAKE_ARGS:-}"
+  ebt_log "configuring $build_dir ($build_type) ${EBT_CMAKE_ARGS:-}"
+  cmake -S "$EBT_ROOT" -B "$build_dir" \
+    -DCMAKE_BUILD_TYPE="$build_type" \
+    -DEBT_BUILD_TESTS=ON \
+    -DEBT_BUILD_SAMPLES=ON \
+    -DEBT_BUILD_BENCH=ON \
+    -DEBT_WARNINGS_AS_ERRORS=OFF \
+    -DEBT_SANITIZE= \
+    -DEBT_LARGE_TESTS=OFF \
+    -DEBT_XML=ON \
+    "${extra_cmake_args[@]}"
+}

@@ -17,21 +17,11 @@ source scripts/deps.sh
 
 build_dir="${EBT_BUILD_DIR:-build/release}"
 jobs="${EBT_JOBS:-$(ebt_jobs)}"
-read -r -a extra_cmake_args <<<"${EBT_CMAKE_ARGS:-}"
 
 ebt_ensure_deps
 
-ebt_log "configuring $build_dir (Release)"
-# Same option baseline as scripts/test.sh, so both can share build/release.
-cmake -S . -B "$build_dir" \
-  -DCMAKE_BUILD_TYPE=Release \
-  -DEBT_BUILD_TESTS=ON \
-  -DEBT_BUILD_SAMPLES=ON \
-  -DEBT_BUILD_BENCH=ON \
-  -DEBT_WARNINGS_AS_ERRORS=OFF \
-  -DEBT_SANITIZE= \
-  -DEBT_LARGE_TESTS=OFF \
-  "${extra_cmake_args[@]}" >&2
+# The same configure as scripts/test.sh (scripts/deps.sh), so both can share build/release.
+ebt_configure "$build_dir" Release >&2
 
 ebt_log "building ebt_arena"
 cmake --build "$build_dir" --target ebt_arena --parallel "$jobs" >&2

@@ -12,7 +12,8 @@
 #   EBT_JOBS         parallel build/test jobs  (default: nproc)
 #
 # Every run configures the ebt options explicitly (defaults first, then
-# EBT_CMAKE_ARGS), so a build directory never keeps options from an earlier run.
+# EBT_CMAKE_ARGS; ebt_configure in scripts/deps.sh), so a build directory never
+# keeps options from an earlier run.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -22,22 +23,11 @@ source scripts/deps.sh
 build_dir="${EBT_BUILD_DIR:-build/release}"
 build_type="${EBT_BUILD_TYPE:-Release}"
 jobs="${EBT_JOBS:-$(ebt_jobs)}"
-read -r -a extra_cmake_args <<<"${EBT_CMAKE_ARGS:-}"
 read -r -a extra_ctest_args <<<"${EBT_CTEST_ARGS:-}"
 
 ebt_ensure_deps
 
-ebt_log "configuring $build_dir ($build_type) ${EBT_CMAKE_ARGS:-}"
-cmake -S . -B "$build_dir" \
-  -DCMAKE_BUILD_TYPE="$build_type" \
-  -DEBT_BUILD_TESTS=ON \
-  -DEBT_BUILD_SAMPLES=ON \
-  -DEBT_BUILD_BENCH=ON \
-  -DEBT_WARNINGS_AS_ERRORS=OFF \
-  -DEBT_SANITIZE= \
-  -DEBT_LARGE_TESTS=OFF \
-  -DEBT_XML=ON \
-  "${extra_cmake_args[@]}"
+ebt_configure "$build_dir" "$build_type"
 
 ebt_log "building $build_dir with $jobs jobs"
 cmake --build "$build_dir" --parallel "$jobs"

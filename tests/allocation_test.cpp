@@ -12,7 +12,10 @@
 //     keeps one entry per agent);
 //   - the memory budget: the guard tree's agent fits in 256 bytes, 10 more nodes cost <= 160 bytes;
 //   - running out of memory while loading XML is a LoadError, whichever allocation fails.
+#include "guard_scenario.hpp"
+#include "support/both_modes.hpp"
 #include "support/trace_recorder.hpp"
+#include "support/waiting_world.hpp"
 
 #if EBT_HAS_XML
 #include <ebt/xml.hpp>
@@ -45,24 +48,6 @@ Registry make_registry() {
     return reg;
 }
 
-// Sequence[check enemy_seen, ActiveSelector[Sequence[check health_low, Runaway],
-//                                           Monitor(RequireAll, RequireOne)[check enemy_dead false, Attack]]]
-void guard_branch(TreeBuilder& b) {
-    b.sequence()
-        .check("enemy_seen")
-        .active_selector()
-            .sequence()
-                .check("health_low")
-                .action("Runaway")
-            .back()
-            .monitor(Policy::RequireAll, Policy::RequireOne)
-                .check("enemy_dead", false)
-                .action("Attack")
-            .back()
-        .back()
-    .back();
-}
-
 // 10 more nodes: Sequence, check, E1, E2, E3, Wait, Repeat, E4, AlwaysSuccess, E5.
 void ten_more_nodes(TreeBuilder& b) {
     b.sequence()
@@ -77,13 +62,13 @@ void ten_more_nodes(TreeBuilder& b) {
     .back();
 }
 
-/// The seeds' guard tree (11 nodes) with `copies` guarded branches of 9 nodes (copies = 6: 56 nodes, ~5x),
+/// The seeds' guard tree (11 nodes) with `copies` fight branches of 9 nodes (copies = 6: 56 nodes, ~5x),
 /// optionally with ten_more_nodes() before Patrol.
 Tree guard_tree(const Registry& reg, int copies = 1, bool extra = false) {
     TreeBuilder b("guard", reg);
     b.key<bool>("enemy_seen").key<bool>("health_low").key<bool>("enemy_dead");
     b.active_selector();
-    for (int i = 0; i < copies; ++i) guard_branch(b);
+    for (int i = 0; i < copies; ++i) scenarios::add_fight_branch(b);
     if (extra) ten_more_nodes(b);
     b.action("Patrol");
     return b.back().end();
@@ -99,8 +84,7 @@ TEST_CASE("allocations: creating an agent makes a small constant number of alloc
     const Tree big = guard_tree(reg, 6);
     REQUIRE(small.size() == 11);
     REQUIRE(big.size() == 56);
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         const AgentOptions options{.mode = mode};
         const long long n_small = allocations_during([&] { Agent agent(small, options); });
         const long long n_big = allocations_during([&] { Agent agent(big, options); });
@@ -112,7 +96,7 @@ TEST_CASE("allocations: creating an agent makes a small constant number of alloc
         Agent source(small, options);
         const long long n_move = allocations_during([&] { Agent moved(std::move(source)); });
         CHECK(n_move == 0);
-    }
+    });
 }
 
 // ---- steady state -------------------------------------------------------------------------------------------
@@ -126,8 +110,7 @@ TEST_CASE("allocations: a steady-state tick of a quiet world allocates nothing")
     };
     const Scenario scenarios[] = {{"patrol", false, false}, {"attack", true, false}, {"runaway", true, true}};
     for (const Scenario& sc : scenarios) {
-        for (Mode mode : test::both_modes()) {
-            CAPTURE(std::string(to_string(mode)));
+        test::in_both_modes([&](Mode mode) {
             CAPTURE(std::string(sc.name));
             Agent agent(tree, {.mode = mode});
             agent.blackboard().set("enemy_seen", sc.enemy_seen);
@@ -139,7 +122,7 @@ TEST_CASE("allocations: a steady-state tick of a quiet world allocates nothing")
             });
             CHECK(n == 0);
             CHECK(agent.status() == Status::Running);
-        }
+        });
     }
 }
 
@@ -160,8 +143,7 @@ TEST_CASE("allocations: a quiet tick with waits and suspended actions allocates 
                               .sequence().check("k", false).action("Runner", test::running_action()).back()
                           .back()
                           .end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         Agent agent(tree, {.mode = mode});
         for (int i = 0; i < 5; ++i) agent.tick(16ms);
         REQUIRE(handle.valid());
@@ -176,7 +158,7 @@ TEST_CASE("allocations: a quiet tick with waits and suspended actions allocates 
             agent.tick(16ms);
         });
         CHECK(r == 0);
-    }
+    });
 }
 
 TEST_CASE("allocations: a steady cycle of short waits and finishing actions allocates nothing") {
@@ -193,8 +175,7 @@ TEST_CASE("allocations: a steady cycle of short waits and finishing actions allo
                               .back()
                           .back()
                           .end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         Agent agent(tree, {.mode = mode});
         for (int i = 0; i < 20; ++i) agent.tick(16ms);
         const AgentStats before = agent.stats();
@@ -203,7 +184,7 @@ TEST_CASE("allocations: a steady cycle of short waits and finishing actions allo
         });
         CHECK(n == 0);
         CHECK(agent.stats().timers_fired > before.timers_fired);  // the cycle really ran
-    }
+    });
 }
 
 // ---- blackboard writes ----------------------------------------------------------------------------------------
@@ -213,8 +194,7 @@ TEST_CASE("allocations: blackboard writes without listeners allocate nothing") {
     const Tree tree = guard_tree(reg);
     ChangeBus empty_bus;  // a bus with no slot connected
     for (ChangeBus* bus : {static_cast<ChangeBus*>(nullptr), &empty_bus}) {
-        for (Mode mode : test::both_modes()) {
-            CAPTURE(std::string(to_string(mode)));
+        test::in_both_modes([&](Mode mode) {
             CAPTURE(bus != nullptr);
             Agent agent(tree, {.mode = mode, .bus = bus});
             for (int i = 0; i < 5; ++i) agent.tick(16ms);
@@ -239,7 +219,7 @@ TEST_CASE("allocations: blackboard writes without listeners allocate nothing") {
                 }
             });
             CHECK(reacting == 0);
-        }
+        });
     }
 }
 
@@ -262,15 +242,14 @@ TEST_CASE("allocations: actions writing the blackboard inside a tick allocate no
                               .back()
                           .back()
                           .end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         Agent agent(tree, {.mode = mode});
         for (int i = 0; i < 5; ++i) agent.tick(16ms);
         const long long n = allocations_during([&] {
             for (int i = 0; i < 200; ++i) agent.tick(16ms);
         });
         CHECK(n == 0);
-    }
+    });
 }
 
 // ---- worlds ----------------------------------------------------------------------------------------------------
@@ -279,20 +258,8 @@ TEST_CASE("allocations: a world of waiting agents whose guards wake every frame 
     // Every frame a shared write wakes each agent's live guard; the agent goes back to its long Wait,
     // whose deadline is already in the timer heap: the heap does not grow, nothing is allocated.
     World world;
-    SharedBlackboard& squad = world.create_shared("squad");
-    squad.declare<bool>("noise").declare<bool>("never");
-    const Tree tree = TreeBuilder("sentry")
-                          .shared_key<bool>("squad", "noise")
-                          .shared_key<bool>("squad", "never")
-                          .active_selector()
-                              .sequence()
-                                  .precondition(Predicate::is("squad.noise") && Predicate::is("squad.never"))
-                                  .abort(AbortMode::LowerPriority)
-                                  .action("Alarm", test::running_action())
-                              .back()
-                              .wait(1h)
-                          .back()
-                          .end();
+    SharedBlackboard& squad = test::create_sentry_squad(world);
+    const Tree tree = test::sentry_tree(1h);
     for (int i = 0; i < 1000; ++i) world.spawn(tree, {.shared = {{"squad", &squad}}});
     bool noise = false;
     for (int frame = 0; frame < 5; ++frame) {

@@ -2,6 +2,7 @@
 // the same seed stay in lockstep and end in the same state hash, with and without AI LOD; the game is
 // plausible (everyone patrols at first, guards attack, flee and answer squad alarms); the SVG.
 #include "arena_scenario.hpp"
+#include "support/guard_tree_text.hpp"
 
 #include <doctest/doctest.h>
 
@@ -38,16 +39,7 @@ bool same(const ArenaCounts& a, const ArenaCounts& b) {
 TEST_CASE("arena: the guards' tree is the seeds' guard tree plus the squad response") {
     Arena arena(small(Mode::Event));
     CHECK(arena.tree().describe() ==
-          "0 ActiveSelector\n"
-          "  1 Sequence [guard, abort LowerPriority]\n"
-          "    2 Condition enemy_seen\n"
-          "    3 ActiveSelector\n"
-          "      4 Sequence [guard, abort LowerPriority]\n"
-          "        5 Condition health_low\n"
-          "        6 Action Runaway\n"
-          "      7 Monitor [guard, abort Both]\n"
-          "        8 Condition !enemy_dead\n"
-          "        9 Action Attack\n"
+          test::kGuardRootAndFightDescribed +
           "  10 Sequence [guard, abort LowerPriority]\n"
           "    11 Condition squad.alarm\n"
           "    12 Condition !health_low\n"

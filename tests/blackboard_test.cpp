@@ -1,6 +1,7 @@
 // The blackboard: typed declared keys with initial values, typed access by name and by Key<T>, exact
 // UsageError messages for missing and mistyped keys and keys of another tree, change semantics (equal
 // writes are not changes), the ChangeBus, user struct values, and per-agent independence.
+#include "support/both_modes.hpp"
 #include "support/trace_recorder.hpp"
 
 #include <string>
@@ -8,6 +9,7 @@
 
 using namespace ebt;
 using namespace std::chrono_literals;
+using test::Run;
 using test::TraceRecorder;
 
 namespace game {
@@ -58,6 +60,17 @@ struct ChangeLog {
     }
 };
 
+/// 0 Hurt: a running action that takes 10 from the int key hp (100 at the start) on every update.
+Tree hurt_tree() {
+    ActionSpec hurt;
+    hurt.ports = {port<int>("hp")};
+    hurt.update = [](ActionContext& ctx) {
+        ctx.out<int>(0, ctx.in<int>(0) - 10);
+        return Status::Running;
+    };
+    return TreeBuilder("hurt").key<int>("hp", 100).action("Hurt", hurt).end();
+}
+
 }  // namespace
 
 TEST_CASE("blackboard: declared keys have their types and initial values") {
@@ -83,8 +96,7 @@ TEST_CASE("blackboard: declared keys have their types and initial values") {
         CHECK(k.offset + k.type->size <= schema.storage_size());
     }
 
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         Agent agent(tree, {.mode = mode});
         const Blackboard& bb = agent.blackboard();
         CHECK(bb.agent() == &agent);
@@ -100,7 +112,7 @@ TEST_CASE("blackboard: declared keys have their types and initial values") {
         agent.tick(10ms);
         CHECK(bb.get<int>("hp") == 100);
         CHECK(bb.get<Vec2>("pos") == Vec2{1, 2});
-    }
+    });
 }
 
 TEST_CASE("blackboard: get and set by name and by Key<T>") {
@@ -198,8 +210,7 @@ TEST_CASE("blackboard: a user struct type has a readable name in error messages"
 
 TEST_CASE("blackboard: set() returns false for an equal value and emits no change") {
     const Tree tree = values_tree();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         ChangeBus bus;
         ChangeLog log(bus);
         Agent agent(tree, {.mode = mode, .bus = &bus});
@@ -217,13 +228,12 @@ TEST_CASE("blackboard: set() returns false for an equal value and emits no chang
         CHECK_FALSE(bb.set("pos", Vec2{1, 3}));
         CHECK(bb.set("hp", 100));  // back to the initial value is a change too
         CHECK(log.names() == std::vector<std::string>{"hp", "pos", "hp"});
-    }
+    });
 }
 
 TEST_CASE("blackboard: ChangeBus slots receive key, name, blackboard and agent of every real change") {
     const Tree tree = values_tree();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         ChangeBus bus;
         ChangeLog log(bus);
         Agent a(tree, {.mode = mode, .bus = &bus});
@@ -257,7 +267,7 @@ TEST_CASE("blackboard: ChangeBus slots receive key, name, blackboard and agent o
         a.blackboard().set("hp", 7);
         CHECK(log.entries.size() == 2);
         CHECK(seen_hp == 7);
-    }
+    });
 }
 
 TEST_CASE("blackboard: a slot connected through ChangeBus::changes() receives changes like subscribe()") {
@@ -281,15 +291,8 @@ TEST_CASE("blackboard: a slot connected through ChangeBus::changes() receives ch
 }
 
 TEST_CASE("blackboard: changes made by actions during a tick reach the bus with their agent") {
-    ActionSpec writer;
-    writer.ports = {port<int>("hp")};
-    writer.update = [](ActionContext& ctx) {
-        ctx.out<int>(0, ctx.in<int>(0) - 10);
-        return Status::Running;
-    };
-    const Tree tree = TreeBuilder("hurt").key<int>("hp", 100).action("Hurt", writer).end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    const Tree tree = hurt_tree();
+    test::in_both_modes([&](Mode mode) {
         ChangeBus bus;
         std::vector<std::pair<Agent*, int>> seen;
         boost::signals2::scoped_connection c = bus.subscribe([&](const BlackboardChange& ch) {
@@ -302,7 +305,7 @@ TEST_CASE("blackboard: changes made by actions during a tick reach the bus with 
         REQUIRE(seen.size() == 2);
         CHECK(seen[0] == std::pair<Agent*, int>{&agent, 90});
         CHECK(seen[1] == std::pair<Agent*, int>{&agent, 80});
-    }
+    });
 }
 
 TEST_CASE("blackboard: a moved agent's blackboard and changes belong to the new agent") {
@@ -329,15 +332,14 @@ TEST_CASE("blackboard: a moved-from agent's blackboard does not alias the moved-
                               .action("B", run)
                           .back()
                           .end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         Agent first(tree, {.mode = mode});
         first.tick(10ms);
         Agent moved(std::move(first));
         CHECK_THROWS_AS(first.tick(10ms), UsageError);  // NOLINT(bugprone-use-after-move)
         CHECK_THROWS_AS(first.blackboard().set("k", true), UsageError);  // NOLINT(bugprone-use-after-move)
         CHECK_FALSE(moved.blackboard().get<bool>("k"));
-    }
+    });
 }
 
 TEST_CASE("blackboard: a user struct value drives guards in both modes") {
@@ -363,18 +365,15 @@ TEST_CASE("blackboard: a user struct value drives guards in both modes") {
                               .action("Walk", step)
                           .back()
                           .end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
-        TraceRecorder rec;
-        Agent agent(tree, {.mode = mode, .listener = &rec});
-        agent.tick(10ms);  // 4.5 -> 2.5
-        agent.tick(10ms);  // 2.5 -> 0.5 (the guard is at a position already passed)
-        agent.tick(10ms);  // Near now true: Walk is aborted
-        CHECK(rec.tick(0) == "0:I 4:I 4:U");
-        CHECK(rec.tick(1) == "4:U");
-        CHECK(rec.tick(2) == "4:T(Aborted) 1:I 3:I 3:U");
-        CHECK(agent.blackboard().get<Vec2>("pos") == Vec2{0.5f, 7});
-    }
+    test::in_both_modes(tree, [&](Run& r) {
+        r.tick(10ms);  // 4.5 -> 2.5
+        r.tick(10ms);  // 2.5 -> 0.5 (the guard is at a position already passed)
+        r.tick(10ms);  // Near now true: Walk is aborted
+        CHECK(r.rec.tick(0) == "0:I 4:I 4:U");
+        CHECK(r.rec.tick(1) == "4:U");
+        CHECK(r.rec.tick(2) == "4:T(Aborted) 1:I 3:I 3:U");
+        CHECK(r.agent.blackboard().get<Vec2>("pos") == Vec2{0.5f, 7});
+    });
 }
 
 TEST_CASE("blackboard: agents of one tree have independent blackboards") {
@@ -385,8 +384,7 @@ TEST_CASE("blackboard: agents of one tree have independent blackboards") {
         return Status::Running;
     };
     const Tree tree = TreeBuilder("count").key<int>("n", 10).key<Vec2>("pos", Vec2{1, 1}).action("Inc", inc).end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         Agent a(tree, {.mode = mode});
         Agent b(tree, {.mode = mode});
         a.blackboard().set("pos", Vec2{5, 5});
@@ -403,7 +401,7 @@ TEST_CASE("blackboard: agents of one tree have independent blackboards") {
         CHECK(c.blackboard().get<int>("n") == 10);
         CHECK(c.blackboard().get<Vec2>("pos") == Vec2{1, 1});
         CHECK(a.blackboard().raw_values() != b.blackboard().raw_values());
-    }
+    });
 }
 
 TEST_CASE("blackboard: a Key<T> obtained from another tree is refused with UsageError, changing nothing") {
@@ -461,15 +459,8 @@ TEST_CASE("blackboard: a Key<T> obtained from another tree is refused with Usage
 }
 
 TEST_CASE("blackboard: a ChangeBus slot that throws is contained: later slots run, the write stands, it is counted") {
-    ActionSpec writer;
-    writer.ports = {port<int>("hp")};
-    writer.update = [](ActionContext& ctx) {
-        ctx.out<int>(0, ctx.in<int>(0) - 10);
-        return Status::Running;
-    };
-    const Tree tree = TreeBuilder("hurt").key<int>("hp", 100).action("Hurt", writer).end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    const Tree tree = hurt_tree();
+    test::in_both_modes([&](Mode mode) {
         ChangeBus bus;
         std::vector<int> seen;
         boost::signals2::scoped_connection thrower =
@@ -487,5 +478,5 @@ TEST_CASE("blackboard: a ChangeBus slot that throws is contained: later slots ru
         CHECK(agent.status() == Status::Running);
         CHECK(rec.tick(0) == "0:I 0:U");
         CHECK(agent.blackboard().get<int>("hp") == 40);
-    }
+    });
 }

@@ -1,5 +1,7 @@
 // The fluent TreeBuilder: structure, Tree accessors, default abort modes, condition folding, the
 // BehaviorTree.CPP aliases, subtrees with key remapping, and every build error with its exact message.
+#include "guard_scenario.hpp"
+#include "support/guard_tree_text.hpp"
 #include "support/trace_recorder.hpp"
 
 #include "tree/tree_data.hpp"
@@ -42,25 +44,9 @@ Registry make_registry() {
 //   9         Action Attack
 //  10   Action Patrol
 Tree guard_tree(const Registry& reg) {
-    return TreeBuilder("guard", reg)
-        .key<bool>("enemy_seen").key<bool>("health_low").key<bool>("enemy_dead").key<int>("target")
-        .active_selector()
-            .sequence()
-                .check("enemy_seen")
-                .active_selector()
-                    .sequence()
-                        .check("health_low")
-                        .action("Runaway")
-                    .back()
-                    .monitor(Policy::RequireAll, Policy::RequireOne)
-                        .check("enemy_dead", false)
-                        .action("Attack")
-                    .back()
-                .back()
-            .back()
-            .action("Patrol")
-        .back()
-        .end();
+    TreeBuilder b("guard", reg);
+    b.key<bool>("enemy_seen").key<bool>("health_low").key<bool>("enemy_dead").key<int>("target").active_selector();
+    return scenarios::add_fight_branch(b).action("Patrol").back().end();
 }
 
 }  // namespace
@@ -132,18 +118,7 @@ TEST_CASE("builder: nodes are numbered in pre-order; parent/child/kind/label/pat
 TEST_CASE("builder: describe() lists the pre-order indices, labels and guards") {
     const Registry reg = make_registry();
     const Tree tree = guard_tree(reg);
-    CHECK(tree.describe() ==
-          "0 ActiveSelector\n"
-          "  1 Sequence [guard, abort LowerPriority]\n"
-          "    2 Condition enemy_seen\n"
-          "    3 ActiveSelector\n"
-          "      4 Sequence [guard, abort LowerPriority]\n"
-          "        5 Condition health_low\n"
-          "        6 Action Runaway\n"
-          "      7 Monitor [guard, abort Both]\n"
-          "        8 Condition !enemy_dead\n"
-          "        9 Action Attack\n"
-          "  10 Action Patrol\n");
+    CHECK(tree.describe() == test::kGuardTreeDescribed);
 }
 
 TEST_CASE("builder: a user label replaces the kind in label() and path()") {

@@ -2,41 +2,41 @@
 // aborted, attack; health low while attacking -> attack aborted, run away; healed -> the run ends and
 // restarts into the attack; enemy dead -> attack stops, patrol.
 #include "guard_scenario.hpp"
+#include "support/guard_tree_text.hpp"
 #include "support/trace_recorder.hpp"
 
 using namespace ebt;
 using namespace std::chrono_literals;
+
+namespace {
+
+/// The scenario's 12 frames of 50 ms: enemy seen before frame 3, health low before 5 and fine again
+/// before 7, enemy dead before 10.
+void play_scenario(Agent& guard) {
+    auto& bb = guard.blackboard();
+    for (int frame = 0; frame < 12; ++frame) {
+        if (frame == 3) bb.set(scenarios::kEnemySeen, true);
+        if (frame == 5) bb.set(scenarios::kHealthLow, true);
+        if (frame == 7) bb.set(scenarios::kHealthLow, false);
+        if (frame == 10) bb.set(scenarios::kEnemyDead, true);
+        guard.tick(50ms);
+    }
+}
+
+}  // namespace
 
 TEST_CASE("guard scenario: frame-by-frame trace in both modes") {
     Registry registry;
     scenarios::register_guard_actions(registry);
     const Tree tree = scenarios::guard_tree(registry);
     REQUIRE(tree.size() == 11);
-    CHECK(tree.describe() ==
-          "0 ActiveSelector\n"
-          "  1 Sequence [guard, abort LowerPriority]\n"
-          "    2 Condition enemy_seen\n"
-          "    3 ActiveSelector\n"
-          "      4 Sequence [guard, abort LowerPriority]\n"
-          "        5 Condition health_low\n"
-          "        6 Action Runaway\n"
-          "      7 Monitor [guard, abort Both]\n"
-          "        8 Condition !enemy_dead\n"
-          "        9 Action Attack\n"
-          "  10 Action Patrol\n");
+    CHECK(tree.describe() == test::kGuardTreeDescribed);
 
     for (Mode mode : test::both_modes()) {
         CAPTURE(std::string(to_string(mode)));
         test::TraceRecorder rec;
         Agent guard(tree, {.mode = mode, .listener = &rec});
-        auto& bb = guard.blackboard();
-        for (int frame = 0; frame < 12; ++frame) {
-            if (frame == 3) bb.set(scenarios::kEnemySeen, true);
-            if (frame == 5) bb.set(scenarios::kHealthLow, true);
-            if (frame == 7) bb.set(scenarios::kHealthLow, false);
-            if (frame == 10) bb.set(scenarios::kEnemyDead, true);
-            guard.tick(50ms);
-        }
+        play_scenario(guard);
         CHECK(rec.tick(0) == "0:I 10:I 10:U");
         CHECK(rec.tick(1) == "10:U");
         CHECK(rec.tick(2) == "10:U");
@@ -98,14 +98,7 @@ TEST_CASE("guard scenario: event mode evaluates a guard on entry and when a key 
     const Tree tree = scenarios::guard_tree(registry);
     test::TraceRecorder rec;
     Agent guard(tree, {.mode = Mode::Event, .listener = &rec});
-    auto& bb = guard.blackboard();
-    for (int frame = 0; frame < 12; ++frame) {
-        if (frame == 3) bb.set(scenarios::kEnemySeen, true);
-        if (frame == 5) bb.set(scenarios::kHealthLow, true);
-        if (frame == 7) bb.set(scenarios::kHealthLow, false);
-        if (frame == 10) bb.set(scenarios::kEnemyDead, true);
-        guard.tick(50ms);
-    }
+    play_scenario(guard);
     const std::vector<std::string> expected = {
         "1:G(false)",                        // 0: entry: enemy_seen false, Patrol runs
         "",                                  // 1: guard 1 is live, but was evaluated on entry: no re-check

@@ -1,8 +1,9 @@
 // The walk rule of docs/semantics.md: what happens in which order within a tick, in both modes.
-#include "support/trace_recorder.hpp"
+#include "support/both_modes.hpp"
 
 using namespace ebt;
 using namespace std::chrono_literals;
+using test::Run;
 using test::TraceRecorder;
 
 namespace {
@@ -29,22 +30,20 @@ Tree hungry_tree() {
 }  // namespace
 
 TEST_CASE("worked example of DESIGN.md: identical trace in both modes") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
-        TraceRecorder rec;
-        Agent agent(hungry_tree(), {.mode = mode, .listener = &rec});
-        agent.tick(100ms);
-        agent.tick(100ms);
-        agent.blackboard().set("hungry", true);
-        agent.tick(100ms);
-        agent.tick(100ms);
-        agent.tick(100ms);
-        CHECK(rec.tick(0) == "0:I 4:I 4:U");
-        CHECK(rec.tick(1) == "4:U");
-        CHECK(rec.tick(2) == "4:T(Aborted) 1:I 3:I 3:U");
-        CHECK(rec.tick(3) == "3:U 3:T(Success) 1:T(Success) 0:T(Success)");
-        CHECK(rec.tick(4) == "0:I 4:I 4:U");
-    }
+    test::in_both_modes([&](Mode mode) {
+        Run r(hungry_tree(), mode);
+        r.tick(100ms);
+        r.tick(100ms);
+        r.agent.blackboard().set("hungry", true);
+        r.tick(100ms);
+        r.tick(100ms);
+        r.tick(100ms);
+        CHECK(r.rec.tick(0) == "0:I 4:I 4:U");
+        CHECK(r.rec.tick(1) == "4:U");
+        CHECK(r.rec.tick(2) == "4:T(Aborted) 1:I 3:I 3:U");
+        CHECK(r.rec.tick(3) == "3:U 3:T(Success) 1:T(Success) 0:T(Success)");
+        CHECK(r.rec.tick(4) == "0:I 4:I 4:U");
+    });
 }
 
 TEST_CASE("worked example: event mode evaluates no guard while nothing changes") {
@@ -80,8 +79,7 @@ TEST_CASE("a condition that reads the world is re-checked on its interval in eve
                               .action("Idle")
                           .back()
                           .end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         world_alarm = false;
         TraceRecorder rec;
         Agent agent(tree, {.mode = mode, .listener = &rec});
@@ -97,7 +95,7 @@ TEST_CASE("a condition that reads the world is re-checked on its interval in eve
             CHECK(rec.tick(2) == "4:U");
             CHECK(rec.tick(3) == "4:T(Aborted) 1:I 3:I 3:U");
         }
-    }
+    });
 }
 
 // ---- issue 9: a Self guard is checked at the guarded node's own position --------------------------------
@@ -130,16 +128,13 @@ TEST_CASE("a Monitor's own guard reacts at the Monitor, in the tick an earlier s
                               .back()
                           .back()
                           .end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
-        TraceRecorder rec;
-        Agent agent(tree, {.mode = mode, .listener = &rec});
-        agent.tick(100ms);
-        agent.tick(100ms);
-        CHECK(rec.tick(0) == "0:I 1:I 1:U 2:I 4:I 4:U");
+    test::in_both_modes(tree, [&](Run& r) {
+        r.tick(100ms);
+        r.tick(100ms);
+        CHECK(r.rec.tick(0) == "0:I 1:I 1:U 2:I 4:I 4:U");
         // W writes k in its update; the walk reaches the Monitor after it and cuts B before B updates.
-        CHECK(rec.tick(1) == "1:U 4:T(Aborted) 2:T(Failure) 1:T(Aborted) 0:T(Failure)");
-    }
+        CHECK(r.rec.tick(1) == "1:U 4:T(Aborted) 2:T(Failure) 1:T(Aborted) 0:T(Failure)");
+    });
 }
 
 TEST_CASE("a ReactiveSequence's leading conditions and a Self precondition react at their node, in the same tick") {
@@ -162,8 +157,7 @@ TEST_CASE("a ReactiveSequence's leading conditions and a Self precondition react
                               .action("B", test::running_action()).precondition(Predicate::is("k", false)).abort(AbortMode::Self)
                           .back()
                           .end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         TraceRecorder rec_reactive, rec_leaf;
         Agent a(reactive, {.mode = mode, .listener = &rec_reactive});
         Agent b(leaf, {.mode = mode, .listener = &rec_leaf});
@@ -175,7 +169,7 @@ TEST_CASE("a ReactiveSequence's leading conditions and a Self precondition react
         CHECK(rec_reactive.tick(1) == "1:U 4:T(Aborted) 2:T(Failure) 1:T(Aborted) 0:T(Failure)");
         CHECK(rec_leaf.tick(0) == "0:I 1:I 1:U 2:I 2:U");
         CHECK(rec_leaf.tick(1) == "1:U 2:T(Failure) 1:T(Aborted) 0:T(Failure)");
-    }
+    });
 }
 
 TEST_CASE("a Self cut of a parallel's later child comes at that child's place in pre-order") {
@@ -187,18 +181,15 @@ TEST_CASE("a Self cut of a parallel's later child comes at that child's place in
                               .action("B", test::running_action()).precondition(Predicate::is("k")).abort(AbortMode::Self)
                           .back()
                           .end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
-        TraceRecorder rec;
-        Agent agent(tree, {.mode = mode, .listener = &rec});
-        agent.tick(100ms);
-        agent.blackboard().set("k", false);
-        agent.tick(100ms);
-        agent.tick(100ms);
-        CHECK(rec.tick(0) == "0:I 1:I 1:U 2:I 2:U");
-        CHECK(rec.tick(1) == "1:U 2:T(Failure)");  // A is updated before the walk reaches B
-        CHECK(rec.tick(2) == "1:U");
-    }
+    test::in_both_modes(tree, [&](Run& r) {
+        r.tick(100ms);
+        r.agent.blackboard().set("k", false);
+        r.tick(100ms);
+        r.tick(100ms);
+        CHECK(r.rec.tick(0) == "0:I 1:I 1:U 2:I 2:U");
+        CHECK(r.rec.tick(1) == "1:U 2:T(Failure)");  // A is updated before the walk reaches B
+        CHECK(r.rec.tick(2) == "1:U");
+    });
 }
 
 TEST_CASE("a write by a listener on a guard's entry evaluation is seen by that guard once its node runs, in both modes") {
@@ -222,8 +213,7 @@ TEST_CASE("a write by a listener on a guard's entry evaluation is seen by that g
                               .action("A", test::running_action())
                           .back()
                           .end();
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         WritingListener rec;
         Agent agent(tree, {.mode = mode, .listener = &rec});
         rec.agent = &agent;
@@ -231,5 +221,5 @@ TEST_CASE("a write by a listener on a guard's entry evaluation is seen by that g
         agent.tick(100ms);
         CHECK(rec.all(0) == "0:G(true) 0:I 1:I 1:U");
         CHECK(rec.all(1) == "0:G(false) 1:T(Aborted) 0:T(Failure)");
-    }
+    });
 }

@@ -2,6 +2,7 @@
 // re-entrancy"): user code that writes the blackboard, aborts, resumes or ticks from inside a tick,
 // user code that throws, API misuse, and destroying an agent with running actions. Every case runs
 // in both modes and must give the same lifecycle trace.
+#include "support/both_modes.hpp"
 #include "support/trace_recorder.hpp"
 
 #include <stdexcept>
@@ -10,6 +11,7 @@
 
 using namespace ebt;
 using namespace std::chrono_literals;
+using test::Run;
 using test::TraceRecorder;
 
 namespace {
@@ -111,35 +113,23 @@ struct AbortingListener : TraceRecorder {
 // ---- blackboard writes from inside a tick -------------------------------------------------------------
 
 TEST_CASE("reentrancy: an action's write is seen this tick by a guard positioned after it") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
-        TraceRecorder rec;
-        Agent agent(writer_tree(writes_at(1, "flag"), true), {.mode = mode, .listener = &rec});
-        for (int i = 0; i < 3; ++i) agent.tick(10ms);
-        CHECK(rec.tick(0) == "0:I 1:I 1:U 2:I 6:I 6:U");
-        CHECK(rec.tick(1) == "1:U 6:T(Aborted) 3:I 5:I 5:U");
-        CHECK(rec.tick(2) == "1:U 5:U");
-    }
+    test::in_both_modes([&](Mode mode) {
+        Run r(writer_tree(writes_at(1, "flag"), true), mode);
+        r.expect_ticks({"0:I 1:I 1:U 2:I 6:I 6:U", "1:U 6:T(Aborted) 3:I 5:I 5:U", "1:U 5:U"}, 10ms);
+    });
 }
 
 TEST_CASE("reentrancy: an action's write is seen next tick by a guard positioned before it") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
-        TraceRecorder rec;
-        Agent agent(writer_tree(writes_at(1, "flag"), false), {.mode = mode, .listener = &rec});
-        for (int i = 0; i < 4; ++i) agent.tick(10ms);
-        CHECK(rec.tick(0) == "0:I 1:I 5:I 5:U 6:I 6:U");
-        CHECK(rec.tick(1) == "5:U 6:U");
-        CHECK(rec.tick(2) == "5:T(Aborted) 2:I 4:I 4:U 6:U");
-        CHECK(rec.tick(3) == "4:U 6:U");
-    }
+    test::in_both_modes([&](Mode mode) {
+        Run r(writer_tree(writes_at(1, "flag"), false), mode);
+        r.expect_ticks({"0:I 1:I 5:I 5:U 6:I 6:U", "5:U 6:U", "5:T(Aborted) 2:I 4:I 4:U 6:U", "4:U 6:U"}, 10ms);
+    });
 }
 
 TEST_CASE("reentrancy: a write in onTerminate follows the same position rule") {
     // 0 Parallel, 1 Sequence, 2 Once (succeeds on its 2nd update; writes flag in onTerminate),
     // 3 ActiveSelector, 4 Sequence [flag], 5 flag, 6 A, 7 B
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         ActionSpec once = test::finishing_action(2, Status::Success);
         once.on_terminate = [](ActionContext& ctx, Status) { ctx.blackboard().set("flag", true); };
         TraceRecorder rec;
@@ -159,14 +149,13 @@ TEST_CASE("reentrancy: a write in onTerminate follows the same position rule") {
         // Once ends in tick 1 and writes in onTerminate; the guard of 4 (at position 3) is still ahead.
         CHECK(rec.tick(1) == "2:U 2:T(Success) 1:T(Success) 7:T(Aborted) 4:I 6:I 6:U");
         CHECK(rec.tick(2) == "6:U");
-    }
+    });
 }
 
 TEST_CASE("reentrancy: a write in onInitialize follows the same position rule") {
     ActionSpec writer = test::running_action();
     writer.on_initialize = [](ActionContext& ctx) { ctx.blackboard().set("flag", true); };
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         {
             // Writer first: the ActiveSelector is entered after the write and picks the guarded branch.
             TraceRecorder rec;
@@ -185,13 +174,12 @@ TEST_CASE("reentrancy: a write in onInitialize follows the same position rule") 
             CHECK(rec.tick(0) == "0:I 1:I 5:I 5:U 6:I 6:U");
             CHECK(rec.tick(1) == "5:T(Aborted) 2:I 4:I 4:U 6:U");
         }
-    }
+    });
 }
 
 TEST_CASE("reentrancy: a ChangeBus slot writing another key during a tick") {
     for (bool writer_first : {true, false}) {
-        for (Mode mode : test::both_modes()) {
-            CAPTURE(std::string(to_string(mode)));
+        test::in_both_modes([&](Mode mode) {
             CAPTURE(writer_first);
             ChangeBus bus;
             std::vector<std::string> seen;
@@ -213,13 +201,12 @@ TEST_CASE("reentrancy: a ChangeBus slot writing another key during a tick") {
                 CHECK(rec.tick(1) == "5:U 6:U");
                 CHECK(rec.tick(2) == "5:T(Aborted) 2:I 4:I 4:U 6:U");
             }
-        }
+        });
     }
 }
 
 TEST_CASE("reentrancy: a ChangeBus slot relaying a write made between ticks") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         ChangeBus bus;
         boost::signals2::scoped_connection relay = bus.subscribe([&](const BlackboardChange& c) {
             if (c.name == "trigger") c.agent->blackboard().set("flag", true);
@@ -232,39 +219,36 @@ TEST_CASE("reentrancy: a ChangeBus slot relaying a write made between ticks") {
         agent.tick(10ms);
         CHECK(rec.tick(0) == "0:I 1:I 5:I 5:U 6:I 6:U");
         CHECK(rec.tick(1) == "5:T(Aborted) 2:I 4:I 4:U 6:U");
-    }
+    });
 }
 
 // ---- abort() -----------------------------------------------------------------------------------------------
 
 TEST_CASE("reentrancy: abort() from inside an action's update ends the tick; leaves end first; restart next tick") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         AbortFixture fx;
-        TraceRecorder rec;
-        Agent agent(fx.tree(1), {.mode = mode, .listener = &rec});
-        agent.tick(10ms);
-        const Status after = agent.tick(10ms);
+        Run r(fx.tree(1), mode);
+        r.tick(10ms);
+        const Status after = r.tick(10ms);
         CHECK(fx.still_running_inside);
         CHECK(after == Status::Aborted);
-        CHECK(agent.status() == Status::Aborted);
-        for (NodeIndex n = 1; n < 5; ++n) CHECK(agent.status(n) == Status::Aborted);
-        CHECK(rec.tick(0) == kAbortStart);
+        CHECK(r.agent.status() == Status::Aborted);
+        for (NodeIndex n = 1; n < 5; ++n) CHECK(r.agent.status(n) == Status::Aborted);
+        CHECK(r.rec.tick(0) == kAbortStart);
         // C (node 4) gets no update: the tick ended with the abort.
-        CHECK(rec.tick(1) == std::string("2:U 3:U ") + kAbortAll);
-        CHECK(update_status(rec, 1, 3) == Status::Running);
+        CHECK(r.rec.tick(1) == std::string("2:U 3:U ") + kAbortAll);
+        CHECK(update_status(r.rec, 1, 3) == Status::Running);
         CHECK(fx.log == Log{"C:Aborted", "Aborter:Aborted", "A:Aborted"});
-        agent.tick(10ms);
-        CHECK(rec.tick(2) == kAbortStart);
-        agent.tick(10ms);
-        CHECK(rec.tick(3) == "2:U 3:U 4:U");
-        CHECK(rec.errors().empty());
-    }
+        r.tick(10ms);
+        CHECK(r.rec.tick(2) == kAbortStart);
+        r.tick(10ms);
+        CHECK(r.rec.tick(3) == "2:U 3:U 4:U");
+        CHECK(r.rec.errors().empty());
+    });
 }
 
 TEST_CASE("reentrancy: abort() from a listener takes effect when the listener returns") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         AbortFixture fx;
         AbortingListener rec;
         rec.at_tick = 1;
@@ -280,7 +264,7 @@ TEST_CASE("reentrancy: abort() from a listener takes effect when the listener re
         CHECK(fx.log == Log{"C:Aborted", "Aborter:Aborted", "A:Aborted"});
         agent.tick(10ms);
         CHECK(rec.tick(2) == kAbortStart);
-    }
+    });
 }
 
 TEST_CASE("reentrancy: abort() from a listener on an action's Terminate event still runs its onTerminate") {
@@ -289,8 +273,7 @@ TEST_CASE("reentrancy: abort() from a listener on an action's Terminate event st
     struct Counts {
         int quick_starts = 0, quick_ends = 0, runner_starts = 0, runner_ends = 0;
     };
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         Counts n;
         ActionSpec quick;
         quick.on_initialize = [&n](ActionContext&) { ++n.quick_starts; };
@@ -319,14 +302,13 @@ TEST_CASE("reentrancy: abort() from a listener on an action's Terminate event st
         CHECK(n.runner_starts == 0);  // the abort ends each tick before the sequence moves on
         CHECK(rec.tick(0) == "0:I 1:I 1:U 1:T(Success) 0:T(Aborted)");
         CHECK(rec.tick(3) == "0:I 1:I 1:U 1:T(Success) 0:T(Aborted)");
-    }
+    });
 }
 
 TEST_CASE("reentrancy: a resume handle of an old run never matches a later run of the same action") {
     // The run id was 16 bits: the handle of run 1 resumed run 65,537. An action that suspends on
     // entry; each tick is ended by abort(), so every tick is a new run.
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         ResumeHandle current;
         ActionSpec s = test::running_action();
         s.on_initialize = [&current](ActionContext& ctx) { current = ctx.suspend(); };
@@ -344,12 +326,11 @@ TEST_CASE("reentrancy: a resume handle of an old run never matches a later run o
         CHECK(agent.resume(current, Status::Success));
         agent.tick(10ms);
         CHECK(agent.status(0) == Status::Success);
-    }
+    });
 }
 
 TEST_CASE("reentrancy: abort() from a ChangeBus slot during a tick") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         AbortFixture fx;
         ChangeBus bus;
         boost::signals2::scoped_connection c = bus.subscribe([](const BlackboardChange& ch) {
@@ -378,51 +359,46 @@ TEST_CASE("reentrancy: abort() from a ChangeBus slot during a tick") {
         CHECK(agent.blackboard().get<bool>("trigger"));  // the write itself stands
         agent.tick(10ms);
         CHECK(rec.tick(2) == kAbortStart);
-    }
+    });
 }
 
 TEST_CASE("reentrancy: abort() between ticks happens at once; the tree restarts on the next tick") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         AbortFixture fx;
-        TraceRecorder rec;
-        Agent agent(fx.tree(-1), {.mode = mode, .listener = &rec});
-        agent.tick(10ms);
-        agent.tick(10ms);
-        rec.clear();
-        agent.abort();
-        CHECK_FALSE(agent.in_tick());
-        CHECK(agent.status() == Status::Aborted);
-        CHECK(rec.lifecycle() == std::vector<std::string>{"2 4:T(Aborted)", "2 3:T(Aborted)", "2 2:T(Aborted)",
+        Run r(fx.tree(-1), mode);
+        r.tick(10ms);
+        r.tick(10ms);
+        r.rec.clear();
+        r.agent.abort();
+        CHECK_FALSE(r.agent.in_tick());
+        CHECK(r.agent.status() == Status::Aborted);
+        CHECK(r.rec.lifecycle() == std::vector<std::string>{"2 4:T(Aborted)", "2 3:T(Aborted)", "2 2:T(Aborted)",
                                                            "2 1:T(Aborted)", "2 0:T(Aborted)"});
         CHECK(fx.log == Log{"C:Aborted", "Aborter:Aborted", "A:Aborted"});
-        rec.clear();
-        agent.abort();  // nothing runs: nothing happens
-        CHECK(rec.entries.empty());
-        agent.tick(10ms);
-        CHECK(rec.tick(2) == kAbortStart);
-        agent.tick(10ms);
-        CHECK(rec.tick(3) == "2:U 3:U 4:U");
-    }
+        r.rec.clear();
+        r.agent.abort();  // nothing runs: nothing happens
+        CHECK(r.rec.entries.empty());
+        r.tick(10ms);
+        CHECK(r.rec.tick(2) == kAbortStart);
+        r.tick(10ms);
+        CHECK(r.rec.tick(3) == "2:U 3:U 4:U");
+    });
 }
 
 TEST_CASE("reentrancy: abort() before the first tick changes nothing") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         AbortFixture fx;
-        TraceRecorder rec;
-        Agent agent(fx.tree(-1), {.mode = mode, .listener = &rec});
-        agent.abort();
-        CHECK(rec.entries.empty());
+        Run r(fx.tree(-1), mode);
+        r.agent.abort();
+        CHECK(r.rec.entries.empty());
         CHECK(fx.log.empty());
-        agent.tick(10ms);
-        CHECK(rec.tick(0) == kAbortStart);
-    }
+        r.tick(10ms);
+        CHECK(r.rec.tick(0) == kAbortStart);
+    });
 }
 
 TEST_CASE("reentrancy: abort() with restart_on_end false stops the agent until restart()") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         AbortFixture fx;
         TraceRecorder rec;
         Agent agent(fx.tree(1), {.mode = mode, .restart_on_end = false, .listener = &rec});
@@ -436,7 +412,7 @@ TEST_CASE("reentrancy: abort() with restart_on_end false stops the agent until r
         agent.restart();
         agent.tick(10ms);
         CHECK(rec.tick(4) == kAbortStart);
-    }
+    });
 }
 
 // ---- resume() from inside a tick -----------------------------------------------------------------------------
@@ -469,13 +445,27 @@ struct ResumeFixture {
         };
         return s;
     }
+    /// The first resume was accepted, the second refused as stale, and the Sleeper never updated.
+    void check_resumed_once_without_update() const {
+        CHECK(first);
+        CHECK_FALSE(second);
+        CHECK(sleeper_updates == 0);
+    }
+    /// 0 Parallel(RequireAll, RequireAll), 1 Sleeper, 2 Resumer (resumes the Sleeper in tick 1).
+    Tree sleeper_then_resumer(const char* name) {
+        return TreeBuilder(name)
+            .parallel(Policy::RequireAll, Policy::RequireAll)
+                .action("Sleeper", sleeper())
+                .action("Resumer", resumer(1))
+            .back()
+            .end();
+    }
 };
 
 }  // namespace
 
 TEST_CASE("reentrancy: resume() from another action's update: this tick if the walk has not passed the action") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         ResumeFixture fx;
         // 0 Parallel, 1 Resumer, 2 Sleeper
         const Tree tree = TreeBuilder("resume_ahead")
@@ -484,48 +474,35 @@ TEST_CASE("reentrancy: resume() from another action's update: this tick if the w
                                   .action("Sleeper", fx.sleeper())
                               .back()
                               .end();
-        TraceRecorder rec;
-        Agent agent(tree, {.mode = mode, .listener = &rec});
-        for (int i = 0; i < 3; ++i) agent.tick(10ms);
-        CHECK(fx.first);
-        CHECK_FALSE(fx.second);
-        CHECK(fx.sleeper_updates == 0);
-        CHECK(rec.tick(0) == "0:I 1:I 1:U 2:I");
-        CHECK(rec.tick(1) == "1:U 2:T(Success)");
-        CHECK(rec.tick(2) == "1:U");
-        CHECK_FALSE(agent.resume(fx.handle, Status::Success));  // the run has ended
-    }
+        Run r(tree, mode);
+        for (int i = 0; i < 3; ++i) r.tick(10ms);
+        fx.check_resumed_once_without_update();
+        CHECK(r.rec.tick(0) == "0:I 1:I 1:U 2:I");
+        CHECK(r.rec.tick(1) == "1:U 2:T(Success)");
+        CHECK(r.rec.tick(2) == "1:U");
+        CHECK_FALSE(r.agent.resume(fx.handle, Status::Success));  // the run has ended
+    });
 }
 
 TEST_CASE("reentrancy: resume() from another action's update: next tick if the walk has passed the action") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         ResumeFixture fx;
         fx.resume_with = Status::Failure;
         // 0 Parallel(RequireAll, RequireAll), 1 Sleeper, 2 Resumer
-        const Tree tree = TreeBuilder("resume_behind")
-                              .parallel(Policy::RequireAll, Policy::RequireAll)
-                                  .action("Sleeper", fx.sleeper())
-                                  .action("Resumer", fx.resumer(1))
-                              .back()
-                              .end();
-        TraceRecorder rec;
-        Agent agent(tree, {.mode = mode, .listener = &rec});
-        for (int i = 0; i < 4; ++i) agent.tick(10ms);
-        CHECK(fx.first);
-        CHECK_FALSE(fx.second);
-        CHECK(fx.sleeper_updates == 0);
-        CHECK(rec.tick(0) == "0:I 1:I 2:I 2:U");
-        CHECK(rec.tick(1) == "2:U");
+        const Tree tree = fx.sleeper_then_resumer("resume_behind");
+        Run r(tree, mode);
+        for (int i = 0; i < 4; ++i) r.tick(10ms);
+        fx.check_resumed_once_without_update();
+        CHECK(r.rec.tick(0) == "0:I 1:I 2:I 2:U");
+        CHECK(r.rec.tick(1) == "2:U");
         // Resumed in tick 1 after the walk passed node 1: it ends in tick 2, with the status given.
-        CHECK(rec.tick(2) == "1:T(Failure) 2:U");
-        CHECK(rec.tick(3) == "2:U");
-    }
+        CHECK(r.rec.tick(2) == "1:T(Failure) 2:U");
+        CHECK(r.rec.tick(3) == "2:U");
+    });
 }
 
 TEST_CASE("reentrancy: an action resumes another agent's action; a foreign handle is refused") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         ResumeFixture fx;
         const Tree sleeper_tree = TreeBuilder("sleeper").sequence().action("Sleeper", fx.sleeper()).back().end();
         TraceRecorder sleeper_rec;
@@ -546,60 +523,50 @@ TEST_CASE("reentrancy: an action resumes another agent's action; a foreign handl
         CHECK(own);
         sleeper.tick(10ms);
         CHECK(sleeper_rec.tick(1) == "1:T(Success) 0:T(Success)");
-    }
+    });
 }
 
 TEST_CASE("reentrancy: resume() with a status other than Success or Failure throws UsageError, changing nothing") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         ResumeFixture fx;
         const Tree tree = TreeBuilder("resume_bad").sequence().action("Sleeper", fx.sleeper()).back().end();
-        TraceRecorder rec;
-        Agent agent(tree, {.mode = mode, .listener = &rec});
-        agent.tick(10ms);
+        Run r(tree, mode);
+        r.tick(10ms);
         REQUIRE(fx.handle.valid());
-        CHECK_THROWS_WITH_AS(agent.resume(fx.handle, Status::Running),
+        CHECK_THROWS_WITH_AS(r.agent.resume(fx.handle, Status::Running),
                              "Agent::resume() needs Success or Failure, got Running", UsageError);
-        CHECK_THROWS_WITH_AS(agent.resume(fx.handle, Status::Aborted),
+        CHECK_THROWS_WITH_AS(r.agent.resume(fx.handle, Status::Aborted),
                              "Agent::resume() needs Success or Failure, got Aborted", UsageError);
-        CHECK_THROWS_WITH_AS(agent.resume(fx.handle, Status::Invalid),
+        CHECK_THROWS_WITH_AS(r.agent.resume(fx.handle, Status::Invalid),
                              "Agent::resume() needs Success or Failure, got Invalid", UsageError);
-        agent.tick(10ms);
-        CHECK(rec.tick(1) == "");
-        CHECK(agent.status(1) == Status::Running);
-        CHECK(agent.resume(fx.handle, Status::Failure));
-        agent.tick(10ms);
-        CHECK(rec.tick(2) == "1:T(Failure) 0:T(Failure)");
-    }
+        r.tick(10ms);
+        CHECK(r.rec.tick(1) == "");
+        CHECK(r.agent.status(1) == Status::Running);
+        CHECK(r.agent.resume(fx.handle, Status::Failure));
+        r.tick(10ms);
+        CHECK(r.rec.tick(2) == "1:T(Failure) 0:T(Failure)");
+    });
 }
 
 TEST_CASE("reentrancy: resume() with a bad status from inside a tick is contained as an error of the caller") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         ResumeFixture fx;
         fx.resume_with = Status::Running;
         // 0 Parallel(RequireAll, RequireAll), 1 Sleeper, 2 Resumer (fails in tick 1)
-        const Tree tree = TreeBuilder("resume_bad_inside")
-                              .parallel(Policy::RequireAll, Policy::RequireAll)
-                                  .action("Sleeper", fx.sleeper())
-                                  .action("Resumer", fx.resumer(1))
-                              .back()
-                              .end();
-        TraceRecorder rec;
-        Agent agent(tree, {.mode = mode, .listener = &rec});
-        agent.tick(10ms);
-        agent.tick(10ms);
-        CHECK(rec.tick(1) == "2:U 2:T(Failure)");
-        CHECK(rec.errors() == std::vector<std::string>{"2: Agent::resume() needs Success or Failure, got Running"});
-        CHECK(agent.status(1) == Status::Running);  // the sleeper was not resumed
-    }
+        const Tree tree = fx.sleeper_then_resumer("resume_bad_inside");
+        Run r(tree, mode);
+        r.tick(10ms);
+        r.tick(10ms);
+        CHECK(r.rec.tick(1) == "2:U 2:T(Failure)");
+        CHECK(r.rec.errors() == std::vector<std::string>{"2: Agent::resume() needs Success or Failure, got Running"});
+        CHECK(r.agent.status(1) == Status::Running);  // the sleeper was not resumed
+    });
 }
 
 // ---- tick() from inside a tick ----------------------------------------------------------------------------------
 
 TEST_CASE("reentrancy: tick() from inside an action is contained: Error event, the node fails") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         bool armed = true;
         ActionSpec ticker;
         ticker.update = [&armed](ActionContext& ctx) {
@@ -621,7 +588,7 @@ TEST_CASE("reentrancy: tick() from inside an action is contained: Error event, t
         armed = false;
         agent.tick(100ms);
         CHECK(rec.tick(1) == "0:I 1:I 1:U 1:T(Success) 0:T(Success)");
-    }
+    });
 }
 
 // ---- user code that throws -------------------------------------------------------------------------------------
@@ -676,42 +643,39 @@ TEST_CASE("reentrancy: an action throwing in onInitialize / update / onTerminate
         {Where::Terminate, "0:I 1:I 1:U 1:T(Success) 0:T(Success)", "0:I 1:I 1:U 1:T(Success) 1:E 0:T(Success)"},
     };
     for (const Expect& ex : cases) {
-        for (Mode mode : test::both_modes()) {
-            CAPTURE(std::string(to_string(mode)));
+        test::in_both_modes([&](Mode mode) {
             CAPTURE(std::string(where_name(ex.where)));
             bool armed = true;
-            TraceRecorder rec;
-            Agent agent(thrower_tree(ex.where, armed), {.mode = mode, .listener = &rec});
+            Run r(thrower_tree(ex.where, armed), mode);
             Status result = Status::Invalid;
-            CHECK_NOTHROW(result = agent.tick(10ms));
+            CHECK_NOTHROW(result = r.tick(10ms));
             CHECK(result == Status::Success);
-            CHECK(rec.tick(0) == ex.lifecycle);
-            CHECK(rec.all(0) == ex.all);
-            CHECK(rec.errors() == std::vector<std::string>{std::string("1: boom in ") + where_name(ex.where)});
+            CHECK(r.rec.tick(0) == ex.lifecycle);
+            CHECK(r.rec.all(0) == ex.all);
+            CHECK(r.rec.errors() == std::vector<std::string>{std::string("1: boom in ") + where_name(ex.where)});
             // The blackboard is intact: the write before the throw stands, the rest is untouched and usable.
-            CHECK(agent.blackboard().get<int>("written") == 7);
-            CHECK(agent.blackboard().get<int>("other") == 42);
-            CHECK(agent.blackboard().set("other", 43));
-            CHECK_FALSE(agent.in_tick());
-            // The agent keeps working.
+            CHECK(r.agent.blackboard().get<int>("written") == 7);
+            CHECK(r.agent.blackboard().get<int>("other") == 42);
+            CHECK(r.agent.blackboard().set("other", 43));
+            CHECK_FALSE(r.agent.in_tick());
+            // The r.agent keeps working.
             armed = false;
-            agent.tick(10ms);
-            agent.tick(10ms);
-            CHECK(rec.tick(1) == "0:I 1:I 1:U 1:T(Success) 0:T(Success)");
-            CHECK(rec.tick(2) == "0:I 1:I 1:U 1:T(Success) 0:T(Success)");
-            CHECK(rec.errors().size() == 1);
+            r.tick(10ms);
+            r.tick(10ms);
+            CHECK(r.rec.tick(1) == "0:I 1:I 1:U 1:T(Success) 0:T(Success)");
+            CHECK(r.rec.tick(2) == "0:I 1:I 1:U 1:T(Success) 0:T(Success)");
+            CHECK(r.rec.errors().size() == 1);
             // And it fails again when armed again.
             armed = true;
-            agent.tick(10ms);
-            CHECK(rec.tick(3) == ex.lifecycle);
-            CHECK(rec.errors().size() == 2);
-        }
+            r.tick(10ms);
+            CHECK(r.rec.tick(3) == ex.lifecycle);
+            CHECK(r.rec.errors().size() == 2);
+        });
     }
 }
 
 TEST_CASE("reentrancy: a non-std exception and an invalid update status are contained too") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         ActionSpec weird;
         weird.update = [](ActionContext& ctx) -> Status {
             if (ctx.tick() == 0) throw 42;
@@ -719,17 +683,16 @@ TEST_CASE("reentrancy: a non-std exception and an invalid update status are cont
             return Status::Invalid;
         };
         const Tree tree = TreeBuilder("weird").selector().action("Weird", weird).always_failure().back().end();
-        TraceRecorder rec;
-        Agent agent(tree, {.mode = mode, .listener = &rec});
-        for (int i = 0; i < 3; ++i) CHECK_NOTHROW(agent.tick(10ms));
+        Run r(tree, mode);
+        for (int i = 0; i < 3; ++i) CHECK_NOTHROW(r.tick(10ms));
         for (std::uint64_t t = 0; t < 3; ++t) {
             CAPTURE(t);
-            CHECK(rec.tick(t) == "0:I 1:I 1:U 1:T(Failure) 2:I 2:U 2:T(Failure) 0:T(Failure)");
-            CHECK(update_status(rec, t, 1) == Status::Failure);
+            CHECK(r.rec.tick(t) == "0:I 1:I 1:U 1:T(Failure) 2:I 2:U 2:T(Failure) 0:T(Failure)");
+            CHECK(update_status(r.rec, t, 1) == Status::Failure);
         }
-        CHECK(rec.errors() == std::vector<std::string>{"1: unknown exception", "1: update returned an invalid status",
+        CHECK(r.rec.errors() == std::vector<std::string>{"1: unknown exception", "1: update returned an invalid status",
                                                        "1: update returned an invalid status"});
-    }
+    });
 }
 
 namespace {
@@ -750,8 +713,7 @@ Registry flaky_registry(const bool& armed) {
 }  // namespace
 
 TEST_CASE("reentrancy: a condition that throws as a step counts as false") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         bool armed = true;
         const Registry reg = flaky_registry(armed);
         // 0 Selector, 1 Sequence, 2 AlwaysSuccess, 3 Flaky (a step), 4 Done, 5 AlwaysSuccess
@@ -766,22 +728,20 @@ TEST_CASE("reentrancy: a condition that throws as a step counts as false") {
                                   .always_success()
                               .back()
                               .end();
-        TraceRecorder rec;
-        Agent agent(tree, {.mode = mode, .listener = &rec});
-        CHECK(agent.tick(10ms) == Status::Success);
-        CHECK(rec.tick(0) == "0:I 1:I 2:I 2:U 2:T(Success) 1:T(Failure) 5:I 5:U 5:T(Success) 0:T(Success)");
-        CHECK(rec.all(0) == "0:I 1:I 2:I 2:U 2:T(Success) 3:E 3:C(false) 1:T(Failure) 5:I 5:U 5:T(Success) 0:T(Success)");
-        CHECK(rec.errors() == std::vector<std::string>{"3: flaky"});
+        Run r(tree, mode);
+        r.expect_ticks({
+            {"0:I 1:I 2:I 2:U 2:T(Success) 1:T(Failure) 5:I 5:U 5:T(Success) 0:T(Success)", Status::Success}
+        }, 10ms);
+        CHECK(r.rec.all(0) == "0:I 1:I 2:I 2:U 2:T(Success) 3:E 3:C(false) 1:T(Failure) 5:I 5:U 5:T(Success) 0:T(Success)");
+        CHECK(r.rec.errors() == std::vector<std::string>{"3: flaky"});
         armed = false;
-        agent.tick(10ms);
-        CHECK(rec.tick(1) == "0:I 1:I 2:I 2:U 2:T(Success) 4:I 4:U 4:T(Success) 1:T(Success) 0:T(Success)");
-        CHECK(agent.blackboard().get<int>("other") == 5);
-    }
+        r.expect_ticks({"0:I 1:I 2:I 2:U 2:T(Success) 4:I 4:U 4:T(Success) 1:T(Success) 0:T(Success)"}, 10ms);
+        CHECK(r.agent.blackboard().get<int>("other") == 5);
+    });
 }
 
 TEST_CASE("reentrancy: a condition that throws in a guard counts as false") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         bool armed = true;
         const Registry reg = flaky_registry(armed);
         // 0 Selector, 1 Sequence [Flaky], 2 Flaky, 3 Done, 4 AlwaysSuccess
@@ -795,22 +755,18 @@ TEST_CASE("reentrancy: a condition that throws in a guard counts as false") {
                                   .always_success()
                               .back()
                               .end();
-        TraceRecorder rec;
-        Agent agent(tree, {.mode = mode, .listener = &rec});
-        agent.tick(10ms);
-        CHECK(rec.tick(0) == "0:I 4:I 4:U 4:T(Success) 0:T(Success)");
-        CHECK(rec.all(0) == "0:I 1:E 1:G(false) 4:I 4:U 4:T(Success) 0:T(Success)");
-        REQUIRE(rec.errors().size() == 1);
-        CHECK(rec.errors()[0] == "1: flaky");
+        Run r(tree, mode);
+        r.expect_ticks({"0:I 4:I 4:U 4:T(Success) 0:T(Success)"}, 10ms);
+        CHECK(r.rec.all(0) == "0:I 1:E 1:G(false) 4:I 4:U 4:T(Success) 0:T(Success)");
+        REQUIRE(r.rec.errors().size() == 1);
+        CHECK(r.rec.errors()[0] == "1: flaky");
         armed = false;
-        agent.tick(10ms);
-        CHECK(rec.tick(1) == "0:I 1:I 3:I 3:U 3:T(Success) 1:T(Success) 0:T(Success)");
-    }
+        r.expect_ticks({"0:I 1:I 3:I 3:U 3:T(Success) 1:T(Success) 0:T(Success)"}, 10ms);
+    });
 }
 
 TEST_CASE("reentrancy: a live guard whose condition throws on re-check turns false and cuts its branch") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         bool armed = false;
         const Registry reg = flaky_registry(armed);
         // 0 Selector, 1 Monitor [Flaky], 2 Flaky, 3 A, 4 B
@@ -836,12 +792,11 @@ TEST_CASE("reentrancy: a live guard whose condition throws on re-check turns fal
         armed = false;
         agent.tick(10ms);
         CHECK(rec.tick(2) == "4:U");
-    }
+    });
 }
 
 TEST_CASE("reentrancy: onTerminate(Aborted) throwing during abort() is reported and ignored") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         bool armed = true;
         ActionSpec grumpy = test::running_action();
         grumpy.on_terminate = [&armed](ActionContext&, Status s) {
@@ -877,7 +832,7 @@ TEST_CASE("reentrancy: onTerminate(Aborted) throwing during abort() is reported 
         armed = false;
         agent.tick(10ms);
         CHECK(rec.tick(4) == "0:I 1:I 1:U 2:I 2:U");
-    }
+    });
 }
 
 namespace {
@@ -901,8 +856,7 @@ struct MisbehavingListener : TraceRecorder {
 // Regression: an exception from the listener used to escape Agent::tick() and lose queued work.
 TEST_CASE("reentrancy: a listener that throws or calls tick() cannot break the agent") {
     for (bool call_tick : {false, true}) {
-        for (Mode mode : test::both_modes()) {
-            CAPTURE(std::string(to_string(mode)));
+        test::in_both_modes([&](Mode mode) {
             CAPTURE(call_tick);
             // 0 Parallel, 1 A, 2 B: both stay Running.
             const Tree tree = TreeBuilder("listener")
@@ -920,15 +874,14 @@ TEST_CASE("reentrancy: a listener that throws or calls tick() cannot break the a
             CHECK(agent.ticks() == 4);
             CHECK(rec.tick(2) == "1:U 2:U");
             CHECK(rec.tick(3) == "1:U 2:U");
-        }
+        });
     }
 }
 
 // ---- destroying an agent ------------------------------------------------------------------------------------------
 
 TEST_CASE("reentrancy: destroying an agent aborts its running actions (onTerminate(Aborted), no listener)") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         Log log;
         ResumeFixture fx;
         ActionSpec sleeper = fx.sleeper();
@@ -959,12 +912,11 @@ TEST_CASE("reentrancy: destroying an agent aborts its running actions (onTermina
         }
         CHECK(log == Log{"Sleeper:Aborted", "B:Aborted", "A:Aborted"});
         CHECK(rec.entries.empty());
-    }
+    });
 }
 
 TEST_CASE("reentrancy: destroying an agent that never ran or has finished calls nothing") {
-    for (Mode mode : test::both_modes()) {
-        CAPTURE(std::string(to_string(mode)));
+    test::in_both_modes([&](Mode mode) {
         Log log;
         ActionSpec once = test::finishing_action(1, Status::Success);
         once.on_terminate = [&log](ActionContext&, Status s) { log.push_back(std::string("Once:") + to_string(s)); };
@@ -977,5 +929,5 @@ TEST_CASE("reentrancy: destroying an agent that never ran or has finished calls 
             CHECK(log == Log{"Once:Success"});
         }
         CHECK(log == Log{"Once:Success"});
-    }
+    });
 }

@@ -2,6 +2,7 @@
 // intervals, frame budgets, metrics and determinism across modes.
 #include "guard_scenario.hpp"
 #include "support/trace_recorder.hpp"
+#include "support/waiting_world.hpp"
 
 #include <ebt/limits.hpp>
 
@@ -628,20 +629,8 @@ TEST_CASE("world: a slot whose generations are used up is retired: an old handle
 
 TEST_CASE("world: the timer heap keeps one entry per waiting agent, however often guards wake them") {
     World world;
-    SharedBlackboard& squad = world.create_shared("squad");
-    squad.declare<bool>("noise").declare<bool>("never");
-    const Tree tree = TreeBuilder("sentry")
-                          .shared_key<bool>("squad", "noise")
-                          .shared_key<bool>("squad", "never")
-                          .active_selector()
-                              .sequence()
-                                  .precondition(Predicate::is("squad.noise") && Predicate::is("squad.never"))
-                                  .abort(AbortMode::LowerPriority)
-                                  .action("Alarm", test::running_action())
-                              .back()
-                              .wait(std::chrono::hours(1000))
-                          .back()
-                          .end();
+    SharedBlackboard& squad = test::create_sentry_squad(world);
+    const Tree tree = test::sentry_tree(std::chrono::hours(1000));
     constexpr std::uint32_t kAgents = 10'000;
     for (std::uint32_t i = 0; i < kAgents; ++i) world.spawn(tree, {.shared = {{"squad", &squad}}});
     world.step(50ms);

@@ -3,6 +3,8 @@
 // Scheduling (which node gets attention when) lives in polling_walker.cpp and event_scheduler.cpp.
 #include "runtime/runtime.hpp"
 
+#include <ebt/detail/hash.hpp>
+
 #include <algorithm>
 
 namespace ebt::detail {
@@ -26,12 +28,7 @@ bool has_priority_order(NodeKind k) {
            k == NodeKind::NonPrioritySelector;
 }
 
-std::uint64_t splitmix(std::uint64_t x) {
-    x += 0x9E3779B97F4A7C15ull;
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-    return x ^ (x >> 31);
-}
+std::uint64_t splitmix(std::uint64_t x) { return detail::splitmix64(x); }
 }  // namespace
 
 // ---- tracing and contexts --------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // World: storage, scheduling and bookkeeping for many agents stepped frame by frame.
 #include <ebt/world.hpp>
 
+#include <ebt/detail/hash.hpp>
 #include <ebt/limits.hpp>
 
 #include <algorithm>
@@ -622,14 +623,8 @@ std::vector<AgentHandle> World::handles() const {
 }
 
 std::uint64_t World::state_hash() const {
-    std::uint64_t h = 1469598103934665603ull;  // FNV-1a
-    const auto mix = [&h](const void* data, std::size_t n) {
-        const auto* p = static_cast<const unsigned char*>(data);
-        for (std::size_t i = 0; i < n; ++i) {
-            h ^= p[i];
-            h *= 1099511628211ull;
-        }
-    };
+    detail::Fnv1a h;
+    const auto mix = [&h](const void* data, std::size_t n) { h.bytes(data, n); };
     for (std::uint32_t i = 0; i < slot_count_; ++i) {
         const Slot& s = slot(i);
         if (s.state != State::Live) continue;
@@ -648,7 +643,7 @@ std::uint64_t World::state_hash() const {
         const auto& values = entry.blackboard->published_values();
         mix(values.data(), values.size());
     }
-    return h;
+    return h.value();
 }
 
 }  // namespace ebt

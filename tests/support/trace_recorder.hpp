@@ -1,10 +1,14 @@
 // Test helpers: a listener that records an agent's trace, and small action factories.
+// Running a case in both modes: support/both_modes.hpp.
 #pragma once
 
 #include <ebt/ebt.hpp>
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <string>
@@ -88,6 +92,38 @@ inline ActionSpec finishing_action(int n, Status result) {
     s.update = [n, result](ActionContext& ctx) {
         int& updates = ctx.memory<int>();
         return ++updates >= n ? result : Status::Running;
+    };
+    return s;
+}
+
+/// An action whose k-th run (k counted in `runs`, shared by all its runs) returns results[k] on its
+/// first update; the last result repeats.
+inline ActionSpec scripted_runs(std::vector<Status> results, int& runs) {
+    ActionSpec s;
+    s.update = [results, &runs](ActionContext&) {
+        const auto k = std::min<std::size_t>(static_cast<std::size_t>(runs++), results.size() - 1);
+        return results[k];
+    };
+    return s;
+}
+
+/// An action that suspends itself on its first update and stores the handle.
+inline ActionSpec suspending_action(ResumeHandle& handle) {
+    ActionSpec s;
+    s.update = [&handle](ActionContext& ctx) {
+        handle = ctx.suspend();
+        return Status::Running;
+    };
+    return s;
+}
+
+/// A running action that writes `true` to the bool key bound to its port "k" on its update in tick `at`.
+inline ActionSpec writer_at_tick(std::uint64_t at) {
+    ActionSpec s;
+    s.ports = {port<bool>("k")};
+    s.update = [at](ActionContext& ctx) {
+        if (ctx.tick() == at) ctx.out<bool>(0, true);
+        return Status::Running;
     };
     return s;
 }

@@ -1,0 +1,149 @@
+// The arena's AI: the guards' actions (Patrol, Attack, Runaway, Respond: each moves its guard and
+// reads or writes the simulation state through its Guard, the agent's user pointer) and the guards' tree,
+// built in code around the seeds' guard tree's fight branch or loaded from an XML file.
+#include "arena_internal.hpp"
+
+#include "guard_scenario.hpp"
+
+#include <ebt/config.hpp>
+#if EBT_HAS_XML
+#include <ebt/xml.hpp>
+#endif
+#include <stdexcept>
+
+#include <algorithm>
+#include <cmath>
+
+namespace ebt::scenarios {
+
+using namespace arena_internal;
+
+double Arena::move_dt(Guard& g, TimePoint now) {
+    const double dt = seconds(now - g.last_move);
+    g.last_move = now;
+    return dt;
+}
+
+void Arena::build_tree() {
+    // Every agent's user pointer is its Guard (SpawnOptions::user); the Arena pointer is captured.
+    Arena* self = this;
+    const auto guard = [](ActionContext& ctx) -> Guard& { return ctx.user<Guard>(); };
+    const auto clamp = [self](Vec2& p) {
+        p.x = std::clamp(p.x, 0.0, self->width_);
+        p.y = std::clamp(p.y, 0.0, self->height_);
+    };
+
+    ActionSpec patrol;
+    patrol.update = [self, guard](ActionContext& ctx) {
+        Guard& g = guard(ctx);
+        const double dt = self->move_dt(g, ctx.now());
+        g.activity = Activity::Patrol;
+        const Squad& s = self->squads_[static_cast<std::size_t>(g.squad)];
+        const int n = static_cast<int>(s.route.size());
+        if (move_toward(g.pos, s.route[static_cast<std::size_t>(g.waypoint)], kPatrolSpeed * dt))
+            g.waypoint = (g.waypoint + s.direction + n) % n;
+        return Status::Running;
+    };
+    registry_->add_action("Patrol", patrol);
+
+    ActionSpec attack;
+    attack.ports = {port<bool>("squad.alarm")};
+    attack.on_initialize = [self](ActionContext&) { ++self->totals_.attacks; };
+    attack.update = [self, guard](ActionContext& ctx) {
+        Guard& g = guard(ctx);
+        const double dt = self->move_dt(g, ctx.now());
+        g.activity = Activity::Attack;
+        if (g.target < 0) return Status::Failure;  // lost from sight
+        Intruder& foe = self->intruders_[static_cast<std::size_t>(g.target)];
+        if (!foe.active || foe.health <= 0) return Status::Running;  // it fell; perception will say so
+        // Call the squad: raise (or keep up) the alarm at the enemy's position.
+        Squad& s = self->squads_[static_cast<std::size_t>(g.squad)];
+        if (!s.blackboard->pending<bool>("alarm")) ++self->totals_.alarms_raised;
+        ctx.out("squad.alarm", true);
+        s.alarm_pos = foe.pos;
+        s.raised_at = ctx.now();
+        if (!move_toward(g.pos, foe.pos, kRunSpeed * dt, kAttackRange * 0.9)) return Status::Running;
+        // In reach: both sides hurt.
+        foe.health -= kGuardDps * dt;
+        foe.engaged_until = ctx.now() + kEngagedFor;
+        g.health = std::max(1.0, g.health - foe.dps * dt);
+        return Status::Running;
+    };
+    registry_->add_action("Attack", attack);
+
+    ActionSpec runaway;
+    runaway.ports = {port<bool>(kHealthLow)};
+    runaway.on_initialize = [self](ActionContext&) { ++self->totals_.flights; };
+    runaway.update = [self, guard, clamp](ActionContext& ctx) {
+        Guard& g = guard(ctx);
+        const double dt = self->move_dt(g, ctx.now());
+        g.activity = Activity::Flee;
+        g.health = std::min(kMaxHealth, g.health + kHealRate * dt);
+        const Intruder* foe = g.target >= 0 ? &self->intruders_[static_cast<std::size_t>(g.target)] : nullptr;
+        if (foe && foe->active) {
+            double dx = g.pos.x - foe->pos.x, dy = g.pos.y - foe->pos.y;
+            const double d = std::hypot(dx, dy);
+            if (d > 1e-9) {
+                dx /= d;
+                dy /= d;
+            } else {
+                dx = 1.0;
+                dy = 0.0;
+            }
+            g.pos.x += dx * kFleeSpeed * dt;
+            g.pos.y += dy * kFleeSpeed * dt;
+            clamp(g.pos);
+        } else {
+            move_toward(g.pos, self->squads_[static_cast<std::size_t>(g.squad)].center, kPatrolSpeed * dt, 2.0);
+        }
+        return ctx.in<bool>("health_low") ? Status::Running : Status::Success;
+    };
+    registry_->add_action("Runaway", runaway);
+
+    ActionSpec respond;
+    respond.ports = {port<bool>("squad.alarm")};
+    respond.update = [self, guard](ActionContext& ctx) {
+        Guard& g = guard(ctx);
+        const double dt = self->move_dt(g, ctx.now());
+        g.activity = Activity::Respond;
+        if (!ctx.in<bool>("squad.alarm")) return Status::Success;  // the alarm is over
+        move_toward(g.pos, self->squads_[static_cast<std::size_t>(g.squad)].alarm_pos, kRunSpeed * dt, 2.0);
+        return Status::Running;
+    };
+    registry_->add_action("Respond", respond);
+
+    if (!config_.tree_file.empty()) {
+#if EBT_HAS_XML
+        tree_ = xml::Loader(*registry_).load_file(config_.tree_file);
+#else
+        throw std::invalid_argument("ArenaConfig::tree_file needs XML support, which this build of ebt does not have (EBT_XML=OFF)");
+#endif
+    } else {
+        tree_ = builtin_tree();
+    }
+    key_seen_ = tree_.key<bool>(kEnemySeen);
+    key_low_ = tree_.key<bool>(kHealthLow);
+    key_dead_ = tree_.key<bool>(kEnemyDead);
+}
+
+Tree Arena::builtin_tree() const {
+    // The seeds' guard tree (its fight branch from guard_scenario) with the squad response between
+    // the fight and Patrol; the same nodes in the same order as samples/arena.xml.
+    TreeBuilder builder("arena-guard", *registry_);
+    builder.key<bool>(kEnemySeen)
+        .key<bool>(kHealthLow)
+        .key<bool>(kEnemyDead)
+        .shared_key<bool>("squad", "alarm")
+        .active_selector();
+    return add_fight_branch(builder)
+            .sequence()
+                .check("squad.alarm")
+                .check(kHealthLow, false)
+                .action("Respond")
+            .back()
+            .action("Patrol")
+        .back()
+        .end();
+}
+
+}  // namespace ebt::scenarios

@@ -1,0 +1,107 @@
+// Private to the arena's sources (scenarios/arena_*.cpp), not to be included elsewhere: the game's
+// tuning, its random numbers and geometry, and the simulation state behind Arena's private members.
+// The rules and perception (arena_world.cpp), the guards' AI (arena_ai.cpp) and the picture
+// (arena_svg.cpp) all read and write this state; the Arena owns it.
+#pragma once
+
+#include "arena_scenario.hpp"
+
+#include <ebt/detail/hash.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace ebt::scenarios::arena_internal {
+
+// ---- the game's tuning (units are arena units and seconds) ----------------------------------------
+inline constexpr double kSquadCell = 30.0;        // each squad guards a cell of this size
+inline constexpr double kSight = 8.0;             // a guard sees intruders this close
+inline constexpr double kLoseSight = 12.0;        // ... and keeps a target it has until it is this far
+inline constexpr double kAttackRange = 1.5;
+inline constexpr double kPatrolSpeed = 1.5;
+inline constexpr double kRunSpeed = 4.5;          // attacking and responding guards
+inline constexpr double kFleeSpeed = 4.0;
+inline constexpr double kIntruderSpeed = 2.0;
+inline constexpr double kIntruderRoam = 40.0;     // an intruder's next goal is at most this far
+inline constexpr double kGuardDps = 10.0;         // damage a guard deals per second
+inline constexpr double kIntruderDpsMin = 10.0;    // damage an intruder deals back, per attacker and second
+inline constexpr double kIntruderDpsMax = 22.0;
+inline constexpr double kHealRate = 3.0;          // health per second while fleeing
+inline constexpr double kLowHealth = 30.0;        // health_low turns on below this ...
+inline constexpr double kHealthyAgain = 70.0;     // ... and off again at this
+inline constexpr double kMaxHealth = 100.0;
+inline constexpr double kIntruderHealth = 160.0;
+inline constexpr double kLodRadius = 24.0;        // LOD: guards within this of an active intruder tick every frame
+inline constexpr TimePoint kAlarmDuration = 5'000'000;   // an alarm clears this long after its last raise
+inline constexpr TimePoint kEngagedFor = 500'000;        // an intruder in a fight stands still this long
+inline constexpr TimePoint kFirstAppearMin = 1'000'000, kFirstAppearMax = 12'000'000;
+inline constexpr TimePoint kRespawnMin = 2'000'000, kRespawnMax = 6'000'000;
+
+inline constexpr double kPi = 3.14159265358979323846;
+
+inline double uniform(std::uint64_t& state, double lo, double hi) {
+    return lo + (hi - lo) * static_cast<double>(detail::splitmix64_next(state) >> 11) * 0x1.0p-53;
+}
+inline TimePoint uniform_time(std::uint64_t& state, TimePoint lo, TimePoint hi) {
+    return lo + static_cast<TimePoint>(detail::splitmix64_next(state) % static_cast<std::uint64_t>(hi - lo + 1));
+}
+
+inline double seconds(TimePoint us) { return static_cast<double>(us) * 1e-6; }
+
+inline double dist(Arena::Vec2 a, Arena::Vec2 b) { return std::hypot(a.x - b.x, a.y - b.y); }
+
+/// Moves `p` toward `to` by at most `step`; true when it arrived (within `stop`).
+inline bool move_toward(Arena::Vec2& p, Arena::Vec2 to, double step, double stop = 0.0) {
+    const double dx = to.x - p.x, dy = to.y - p.y;
+    const double d = std::hypot(dx, dy);
+    if (d <= stop) return true;
+    if (d - stop <= step) {
+        const double k = (d - stop) / d;
+        p.x += dx * k;
+        p.y += dy * k;
+        return true;
+    }
+    p.x += dx / d * step;
+    p.y += dy / d * step;
+    return false;
+}
+
+}  // namespace ebt::scenarios::arena_internal
+
+namespace ebt::scenarios {
+
+struct Arena::Guard {
+    AgentHandle handle;
+    Vec2 pos;
+    double health = arena_internal::kMaxHealth;
+    TimePoint last_move = 0;    // agent-clock time the guard last moved (its actions move it)
+    int squad = 0;
+    int waypoint = 0;           // next waypoint of the squad's route
+    int target = -1;            // intruder it perceives as its enemy
+    std::uint32_t interval = 1; // LOD tick interval given to the World
+    bool low = false;           // health_low as last perceived (hysteresis)
+    bool dead = false;          // enemy_dead as last perceived
+    Activity activity = Activity::Patrol;
+};
+
+struct Arena::Intruder {
+    Vec2 pos, goal;
+    double health = 0;
+    double dps = 0;
+    TimePoint appear_at = 0;       // when inactive: when it slips in (again)
+    TimePoint engaged_until = 0;   // stands and fights until then
+    bool active = false;
+};
+
+struct Arena::Squad {
+    Vec2 center;
+    std::vector<Vec2> route;        // closed loop
+    int direction = 1;              // +1 or -1 along the route
+    SharedBlackboard* blackboard = nullptr;
+    Vec2 alarm_pos;
+    TimePoint raised_at = 0;
+    int first = 0, count = 0;       // its guards
+};
+
+}  // namespace ebt::scenarios
