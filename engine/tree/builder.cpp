@@ -191,89 +191,97 @@ TreeBuilder& TreeBuilder::declare_shared_key(std::string scope, std::string key,
     return *this;
 }
 
+// The modifiers given when a node was opened, applied to it (it is the node added last).
+static TreeBuilder& apply(TreeBuilder& b, const NodeOptions& options) {
+    if (!options.label.empty()) b.label(options.label);
+    if (options.precondition) b.precondition(*options.precondition);
+    if (options.abort) b.abort(*options.abort);
+    return b;
+}
+
 static SourceNode plain(NodeKind kind) {
     SourceNode n;
     n.kind = kind;
     return n;
 }
 
-TreeBuilder& TreeBuilder::sequence() { impl_->add(plain(NodeKind::Sequence)); return *this; }
-TreeBuilder& TreeBuilder::filter() { impl_->add(plain(NodeKind::Filter)); return *this; }
-TreeBuilder& TreeBuilder::reactive_sequence() { impl_->add(plain(NodeKind::ReactiveSequence)); return *this; }
-TreeBuilder& TreeBuilder::selector() { impl_->add(plain(NodeKind::Selector)); return *this; }
-TreeBuilder& TreeBuilder::active_selector() { impl_->add(plain(NodeKind::ActiveSelector)); return *this; }
-TreeBuilder& TreeBuilder::priority_selector() { impl_->add(plain(NodeKind::PrioritySelector)); return *this; }
-TreeBuilder& TreeBuilder::non_priority_selector() { impl_->add(plain(NodeKind::NonPrioritySelector)); return *this; }
-TreeBuilder& TreeBuilder::random_selector() { impl_->add(plain(NodeKind::RandomSelector)); return *this; }
-TreeBuilder& TreeBuilder::weighted_selector(std::vector<double> weights) {
+TreeBuilder& TreeBuilder::sequence(const NodeOptions& options) { impl_->add(plain(NodeKind::Sequence)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::filter(const NodeOptions& options) { impl_->add(plain(NodeKind::Filter)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::reactive_sequence(const NodeOptions& options) { impl_->add(plain(NodeKind::ReactiveSequence)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::selector(const NodeOptions& options) { impl_->add(plain(NodeKind::Selector)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::active_selector(const NodeOptions& options) { impl_->add(plain(NodeKind::ActiveSelector)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::priority_selector(const NodeOptions& options) { impl_->add(plain(NodeKind::PrioritySelector)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::non_priority_selector(const NodeOptions& options) { impl_->add(plain(NodeKind::NonPrioritySelector)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::random_selector(const NodeOptions& options) { impl_->add(plain(NodeKind::RandomSelector)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::weighted_selector(std::vector<double> weights, const NodeOptions& options) {
     for (double w : weights)
         if (!(w > 0)) impl_->fail_here("WeightedSelector weights must be > 0");
     SourceNode n = plain(NodeKind::WeightedSelector);
     n.weights = std::move(weights);
     impl_->add(std::move(n));
-    return *this;
+    return apply(*this, options);
 }
-TreeBuilder& TreeBuilder::parallel(int success_threshold, int failure_threshold) {
+TreeBuilder& TreeBuilder::parallel(int success_threshold, int failure_threshold, const NodeOptions& options) {
     if (success_threshold < 1 || failure_threshold < 1) impl_->fail_here("Parallel thresholds must be >= 1");
     SourceNode n = plain(NodeKind::Parallel);
     n.count = success_threshold;
     n.count2 = failure_threshold;
     impl_->add(std::move(n));
-    return *this;
+    return apply(*this, options);
 }
 static std::int32_t encode(Policy p) { return p == Policy::RequireOne ? -1 : -2; }
-TreeBuilder& TreeBuilder::parallel(Policy success, Policy failure) {
+TreeBuilder& TreeBuilder::parallel(Policy success, Policy failure, const NodeOptions& options) {
     SourceNode n = plain(NodeKind::Parallel);
     n.count = encode(success);
     n.count2 = encode(failure);
     impl_->add(std::move(n));
-    return *this;
+    return apply(*this, options);
 }
 static std::int32_t encode(const Threshold& t) { return t.is_one() ? -1 : t.is_all() ? -2 : t.n(); }
 static bool valid(const Threshold& t) { return t.is_one() || t.is_all() || t.n() >= 1; }
-TreeBuilder& TreeBuilder::parallel(Threshold success, Threshold failure) {
+TreeBuilder& TreeBuilder::parallel(Threshold success, Threshold failure, const NodeOptions& options) {
     if (!valid(success) || !valid(failure)) impl_->fail_here("Parallel thresholds must be >= 1");
     SourceNode n = plain(NodeKind::Parallel);
     n.count = encode(success);
     n.count2 = encode(failure);
     impl_->add(std::move(n));
-    return *this;
+    return apply(*this, options);
 }
-TreeBuilder& TreeBuilder::monitor(Threshold success, Threshold failure) {
+TreeBuilder& TreeBuilder::monitor(Threshold success, Threshold failure, const NodeOptions& options) {
     if (!valid(success) || !valid(failure)) impl_->fail_here("Monitor thresholds must be >= 1");
     SourceNode n = plain(NodeKind::Monitor);
     n.count = encode(success);
     n.count2 = encode(failure);
     impl_->add(std::move(n));
-    return *this;
+    return apply(*this, options);
 }
-TreeBuilder& TreeBuilder::monitor(Policy success, Policy failure) {
+TreeBuilder& TreeBuilder::monitor(Policy success, Policy failure, const NodeOptions& options) {
     SourceNode n = plain(NodeKind::Monitor);
     n.count = encode(success);
     n.count2 = encode(failure);
     impl_->add(std::move(n));
-    return *this;
+    return apply(*this, options);
 }
 
-TreeBuilder& TreeBuilder::inverter() { impl_->add(plain(NodeKind::Inverter)); return *this; }
-TreeBuilder& TreeBuilder::force_success() { impl_->add(plain(NodeKind::ForceSuccess)); return *this; }
-TreeBuilder& TreeBuilder::force_failure() { impl_->add(plain(NodeKind::ForceFailure)); return *this; }
+TreeBuilder& TreeBuilder::inverter(const NodeOptions& options) { impl_->add(plain(NodeKind::Inverter)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::force_success(const NodeOptions& options) { impl_->add(plain(NodeKind::ForceSuccess)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::force_failure(const NodeOptions& options) { impl_->add(plain(NodeKind::ForceFailure)); return apply(*this, options); }
 static SourceNode counted(NodeKind kind, int count) {
     SourceNode n = plain(kind);
     n.count = count;
     return n;
 }
-TreeBuilder& TreeBuilder::repeat(int times) { impl_->add(counted(NodeKind::Repeat, times)); return *this; }
-TreeBuilder& TreeBuilder::retry(int attempts) { impl_->add(counted(NodeKind::Retry, attempts)); return *this; }
-TreeBuilder& TreeBuilder::loop(int times) { impl_->add(counted(NodeKind::Loop, times)); return *this; }
+TreeBuilder& TreeBuilder::repeat(int times, const NodeOptions& options) { impl_->add(counted(NodeKind::Repeat, times)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::retry(int attempts, const NodeOptions& options) { impl_->add(counted(NodeKind::Retry, attempts)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::loop(int times, const NodeOptions& options) { impl_->add(counted(NodeKind::Loop, times)); return apply(*this, options); }
 static SourceNode timed(NodeKind kind, Duration d) {
     SourceNode n = plain(kind);
     n.duration = d.count();
     return n;
 }
-TreeBuilder& TreeBuilder::cooldown(Duration d) { impl_->add(timed(NodeKind::Cooldown, d)); return *this; }
-TreeBuilder& TreeBuilder::timeout(Duration d) { impl_->add(timed(NodeKind::Timeout, d)); return *this; }
-TreeBuilder& TreeBuilder::delay(Duration d) { impl_->add(timed(NodeKind::Delay, d)); return *this; }
+TreeBuilder& TreeBuilder::cooldown(Duration d, const NodeOptions& options) { impl_->add(timed(NodeKind::Cooldown, d)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::timeout(Duration d, const NodeOptions& options) { impl_->add(timed(NodeKind::Timeout, d)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::delay(Duration d, const NodeOptions& options) { impl_->add(timed(NodeKind::Delay, d)); return apply(*this, options); }
 TreeBuilder& TreeBuilder::wait(Duration d) { impl_->add(timed(NodeKind::Wait, d)); return *this; }
 
 TreeBuilder& TreeBuilder::action(std::string name, Bindings bindings) {
@@ -342,6 +350,18 @@ TreeBuilder& TreeBuilder::precondition(const Predicate& predicate) {
 }
 TreeBuilder& TreeBuilder::abort(AbortMode mode) {
     SourceNode& n = impl_->last("abort");
+    // What no later call can make meaningful is refused now (the compiler checks the same again for
+    // subtrees' nodes): a condition has no guard of its own to abort with, and a LowerPriority abort
+    // needs lower-priority siblings, which only the selectors' children have.
+    const std::int32_t at = impl_->last_added;
+    if (n.kind == NodeKind::Condition)
+        impl_->fail(at, "an abort mode on a condition node has no effect; set it on the node the condition guards");
+    const std::int32_t parent = impl_->parents[static_cast<std::size_t>(at)];
+    if ((static_cast<int>(mode) & static_cast<int>(AbortMode::LowerPriority)) &&
+        (parent < 0 || !detail::is_selector_family(impl_->nodes[static_cast<std::size_t>(parent)].kind)))
+        impl_->fail(at, std::string("abort mode ") + to_string(mode) + " needs lower-priority siblings, but the parent is " +
+                            (parent < 0 ? std::string("none (this is the root)")
+                                        : std::string(to_string(impl_->nodes[static_cast<std::size_t>(parent)].kind))));
     n.has_abort = true;
     n.abort = mode;
     return *this;
