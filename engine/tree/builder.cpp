@@ -205,14 +205,38 @@ static SourceNode plain(NodeKind kind) {
     return n;
 }
 
-TreeBuilder& TreeBuilder::sequence(const NodeOptions& options) { impl_->add(plain(NodeKind::Sequence)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::filter(const NodeOptions& options) { impl_->add(plain(NodeKind::Filter)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::reactive_sequence(const NodeOptions& options) { impl_->add(plain(NodeKind::ReactiveSequence)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::selector(const NodeOptions& options) { impl_->add(plain(NodeKind::Selector)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::active_selector(const NodeOptions& options) { impl_->add(plain(NodeKind::ActiveSelector)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::priority_selector(const NodeOptions& options) { impl_->add(plain(NodeKind::PrioritySelector)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::non_priority_selector(const NodeOptions& options) { impl_->add(plain(NodeKind::NonPrioritySelector)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::random_selector(const NodeOptions& options) { impl_->add(plain(NodeKind::RandomSelector)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::sequence(const NodeOptions& options) {
+    impl_->add(plain(NodeKind::Sequence));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::filter(const NodeOptions& options) {
+    impl_->add(plain(NodeKind::Filter));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::reactive_sequence(const NodeOptions& options) {
+    impl_->add(plain(NodeKind::ReactiveSequence));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::selector(const NodeOptions& options) {
+    impl_->add(plain(NodeKind::Selector));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::active_selector(const NodeOptions& options) {
+    impl_->add(plain(NodeKind::ActiveSelector));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::priority_selector(const NodeOptions& options) {
+    impl_->add(plain(NodeKind::PrioritySelector));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::non_priority_selector(const NodeOptions& options) {
+    impl_->add(plain(NodeKind::NonPrioritySelector));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::random_selector(const NodeOptions& options) {
+    impl_->add(plain(NodeKind::RandomSelector));
+    return apply(*this, options);
+}
 TreeBuilder& TreeBuilder::weighted_selector(std::vector<double> weights, const NodeOptions& options) {
     for (double w : weights)
         if (!(w > 0)) impl_->fail_here("WeightedSelector weights must be > 0");
@@ -263,25 +287,52 @@ TreeBuilder& TreeBuilder::monitor(Policy success, Policy failure, const NodeOpti
     return apply(*this, options);
 }
 
-TreeBuilder& TreeBuilder::inverter(const NodeOptions& options) { impl_->add(plain(NodeKind::Inverter)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::force_success(const NodeOptions& options) { impl_->add(plain(NodeKind::ForceSuccess)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::force_failure(const NodeOptions& options) { impl_->add(plain(NodeKind::ForceFailure)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::inverter(const NodeOptions& options) {
+    impl_->add(plain(NodeKind::Inverter));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::force_success(const NodeOptions& options) {
+    impl_->add(plain(NodeKind::ForceSuccess));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::force_failure(const NodeOptions& options) {
+    impl_->add(plain(NodeKind::ForceFailure));
+    return apply(*this, options);
+}
 static SourceNode counted(NodeKind kind, int count) {
     SourceNode n = plain(kind);
     n.count = count;
     return n;
 }
-TreeBuilder& TreeBuilder::repeat(int times, const NodeOptions& options) { impl_->add(counted(NodeKind::Repeat, times)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::retry(int attempts, const NodeOptions& options) { impl_->add(counted(NodeKind::Retry, attempts)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::loop(int times, const NodeOptions& options) { impl_->add(counted(NodeKind::Loop, times)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::repeat(int times, const NodeOptions& options) {
+    impl_->add(counted(NodeKind::Repeat, times));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::retry(int attempts, const NodeOptions& options) {
+    impl_->add(counted(NodeKind::Retry, attempts));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::loop(int times, const NodeOptions& options) {
+    impl_->add(counted(NodeKind::Loop, times));
+    return apply(*this, options);
+}
 static SourceNode timed(NodeKind kind, Duration d) {
     SourceNode n = plain(kind);
     n.duration = d.count();
     return n;
 }
-TreeBuilder& TreeBuilder::cooldown(Duration d, const NodeOptions& options) { impl_->add(timed(NodeKind::Cooldown, d)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::timeout(Duration d, const NodeOptions& options) { impl_->add(timed(NodeKind::Timeout, d)); return apply(*this, options); }
-TreeBuilder& TreeBuilder::delay(Duration d, const NodeOptions& options) { impl_->add(timed(NodeKind::Delay, d)); return apply(*this, options); }
+TreeBuilder& TreeBuilder::cooldown(Duration d, const NodeOptions& options) {
+    impl_->add(timed(NodeKind::Cooldown, d));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::timeout(Duration d, const NodeOptions& options) {
+    impl_->add(timed(NodeKind::Timeout, d));
+    return apply(*this, options);
+}
+TreeBuilder& TreeBuilder::delay(Duration d, const NodeOptions& options) {
+    impl_->add(timed(NodeKind::Delay, d));
+    return apply(*this, options);
+}
 TreeBuilder& TreeBuilder::wait(Duration d) { impl_->add(timed(NodeKind::Wait, d)); return *this; }
 
 TreeBuilder& TreeBuilder::action(std::string name, Bindings bindings) {

@@ -144,8 +144,10 @@ private:
         for (NodeIndex i = 0; i < data_.nodes.size(); ++i) ranked.emplace_back(edit_distance(name, tree_.label(i)), i);
         std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
         std::string out;
-        for (std::size_t k = 0; k < ranked.size() && k < 3; ++k)
-            out += (k == 0 ? "; the closest: " : ", ") + ("'" + tree_.label(ranked[k].second) + "' (" + tree_.path(ranked[k].second) + ")");
+        for (std::size_t k = 0; k < ranked.size() && k < 3; ++k) {
+            const NodeIndex node = ranked[k].second;
+            out += (k == 0 ? "; the closest: '" : ", '") + tree_.label(node) + "' (" + tree_.path(node) + ")";
+        }
         return out;
     }
 
