@@ -5,8 +5,12 @@
 #include "tree/node_path.hpp"
 
 #include <ebt/limits.hpp>
+#include <ebt/xml.hpp>
 
 #include <algorithm>
+#include <cstring>
+#include <limits>
+#include <optional>
 
 namespace ebt {
 
@@ -437,6 +441,93 @@ TreeBuilder& TreeBuilder::port_literal(std::string port, std::string text) {
     n.literals.emplace_back(std::move(port), std::move(text));
     return *this;
 }
+namespace {
+
+bool is_number(const TypeInfo* t) {
+    return t == type_of<int>() || t == type_of<unsigned>() || t == type_of<long>() || t == type_of<long long>() ||
+           t == type_of<float>() || t == type_of<double>();
+}
+
+/// `value` (of type `from`) as a `to`, when both are number types and the value converts exactly.
+std::optional<std::vector<std::byte>> convert_number(const TypeInfo* from, const void* value, const TypeInfo* to) {
+    long double v = 0;
+    if (from == type_of<int>()) v = *static_cast<const int*>(value);
+    else if (from == type_of<unsigned>()) v = *static_cast<const unsigned*>(value);
+    else if (from == type_of<long>()) v = static_cast<long double>(*static_cast<const long*>(value));
+    else if (from == type_of<long long>()) v = static_cast<long double>(*static_cast<const long long*>(value));
+    else if (from == type_of<float>()) v = *static_cast<const float*>(value);
+    else if (from == type_of<double>()) v = *static_cast<const double*>(value);
+    else return std::nullopt;
+    auto exactly = [&](auto target) -> std::optional<std::vector<std::byte>> {
+        using T = decltype(target);
+        if constexpr (std::is_integral_v<T>) {
+            if (!(v >= static_cast<long double>(std::numeric_limits<T>::min()) &&
+                  v <= static_cast<long double>(std::numeric_limits<T>::max())))
+                return std::nullopt;
+        } else {
+            if (!(v >= -static_cast<long double>(std::numeric_limits<T>::max()) &&
+                  v <= static_cast<long double>(std::numeric_limits<T>::max())))
+                return std::nullopt;
+        }
+        const T converted = static_cast<T>(v);
+        if (static_cast<long double>(converted) != v) return std::nullopt;
+        std::vector<std::byte> bytes(sizeof(T));
+        std::memcpy(bytes.data(), &converted, sizeof(T));
+        return bytes;
+    };
+    if (to == type_of<int>()) return exactly(int{});
+    if (to == type_of<unsigned>()) return exactly(unsigned{});
+    if (to == type_of<long>()) return exactly(long{});
+    if (to == type_of<long long>()) return exactly(static_cast<long long>(0));
+    if (to == type_of<float>()) return exactly(float{});
+    if (to == type_of<double>()) return exactly(double{});
+    return std::nullopt;
+}
+
+}  // namespace
+
+TreeBuilder& TreeBuilder::port_value_raw(std::string port, const TypeInfo* type, const void* value) {
+    SourceNode& n = impl_->last("port_value");
+    const std::int32_t at = impl_->last_added;
+    const bool registered_condition = n.kind == NodeKind::Condition && n.predicate && n.predicate->op == PredOp::Condition;
+    if (n.kind != NodeKind::Action && !registered_condition)
+        impl_->fail(at, "port_value() applies to an action or a registered condition node");
+    const std::vector<PortSpec>& ports = n.kind == NodeKind::Action ? n.action_spec->ports : n.predicate->spec->ports;
+    const auto spec = std::find_if(ports.begin(), ports.end(), [&](const PortSpec& p) { return p.name == port; });
+    if (spec == ports.end()) impl_->fail(at, describe_source(n) + " has no port '" + port + "'");
+
+    std::vector<std::byte> bytes;
+    if (type == spec->type) {
+        bytes.assign(static_cast<const std::byte*>(value), static_cast<const std::byte*>(value) + type->size);
+    } else if (auto converted = convert_number(type, value, spec->type)) {
+        bytes = std::move(*converted);
+    } else {
+        const std::optional<std::string> text = xml::format_value(type, value);
+        const bool numbers = is_number(type) && is_number(spec->type);
+        impl_->fail(at, "port '" + port + "' of " + describe_source(n) + " is " + spec->type->name + "; the value given" +
+                            (text ? " (" + *text + ")" : std::string()) + " is " + type->name +
+                            (numbers ? " and does not convert to it exactly" : std::string()));
+    }
+    // A private constant key ("=port#N", as the XML loader names literal keys), recorded as the port's
+    // literal so that savers write the value back.
+    std::string key;
+    do key = "=" + port + "#" + std::to_string(impl_->default_constants++);
+    while (impl_->schema.find(key) != kNoKey);
+    impl_->schema.declare_raw(key, spec->type, bytes.data());
+    if (n.kind == NodeKind::Action) {
+        for (auto& b : n.bindings)
+            if (b.first == port) b.second = key;
+    } else {
+        auto copy = std::make_shared<Predicate::Node>(*n.predicate);
+        for (auto& b : copy->bindings)
+            if (b.first == port) b.second = key;
+        n.predicate = std::move(copy);
+    }
+    std::erase_if(n.literals, [&](const auto& l) { return l.first == port; });
+    if (std::optional<std::string> text = xml::format_value(spec->type, bytes.data())) n.literals.emplace_back(port, *text);
+    return *this;
+}
+
 const TreeBuilder::ErrorDetail& TreeBuilder::last_error() const noexcept { return impl_->error; }
 
 TreeBuilder& TreeBuilder::back() {

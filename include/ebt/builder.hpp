@@ -205,6 +205,21 @@ public:
     /// on behavior; the key must be declared and bound as usual.
     TreeBuilder& port_literal(std::string port, std::string text);
 
+    /// Gives port `port` of the node (an action or a registered condition) the constant `value`
+    /// instead of a blackboard key, as a literal does in a file (`speed="3.5"`):
+    ///
+    ///     .action("MoveTo").port_value("speed", 3.5f)
+    ///
+    /// The port reads a private constant key, and xml::save writes the value back as the literal.
+    /// A number converts to the port's number type when it converts exactly (5 for a float port;
+    /// not 3.5 for an int port); any other value must be of the port's type. BuildError, naming the
+    /// node, for an unknown port or a value of another type.
+    template <class T> TreeBuilder& port_value(std::string port, const T& value) {
+        return port_value_raw(std::move(port), type_of<T>(), &value);
+    }
+    /// port_value for a value whose type is known only at run time: `value` points to a `type`.
+    TreeBuilder& port_value_raw(std::string port, const TypeInfo* type, const void* value);
+
     // ---- structure -----------------------------------------------------------------------------
     TreeBuilder& back();
     Tree end();
