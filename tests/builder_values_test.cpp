@@ -105,3 +105,25 @@ TEST_CASE("port_value: xml::save writes the value as the port's literal, and loa
     agent.tick(50ms);
     CHECK(seen.speeds == std::vector<float>{3.5f});
 }
+
+TEST_CASE("port_value: a port with a value default takes the value given instead, saved and loaded back") {
+    Registry reg;
+    float seen = 0;
+    ActionSpec walk;
+    walk.ports = {input_port<float>("speed").default_value(1.5f)};
+    walk.update = [&seen](ActionContext& ctx) {
+        seen = ctx.in<float>(0);
+        return Status::Running;
+    };
+    reg.add_action("Walk", walk);
+    const Tree tree = TreeBuilder("T", reg).action("Walk").port_value("speed", 4.0f).end();
+    Agent agent(tree);
+    agent.tick(50ms);
+    CHECK(seen == 4.0f);
+    const std::string saved = xml::save(tree, reg);
+    CAPTURE(saved);
+    CHECK(saved.find("<Walk speed=\"4\"") != std::string::npos);
+    Agent again(xml::Loader(reg).load_string(saved));
+    again.tick(50ms);
+    CHECK(seen == 4.0f);
+}

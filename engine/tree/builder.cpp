@@ -484,6 +484,19 @@ std::optional<std::vector<std::byte>> convert_number(const TypeInfo* from, const
     return std::nullopt;
 }
 
+/// `schema` without key `name` (a private constant nothing binds any more). Keys are bound by name
+/// until the tree is compiled, so the others' ids may change.
+void drop_key(BlackboardSchema& schema, const std::string& name) {
+    BlackboardSchema rebuilt;
+    for (const auto& k : schema.keys()) {
+        if (k.name == name) continue;
+        const std::byte* initial = schema.defaults() + k.offset;
+        if (k.scope == kLocalScope) rebuilt.declare_raw(k.name, k.type, initial);
+        else rebuilt.declare_shared_raw(schema.scopes()[k.scope], k.shared_name, k.type, initial);
+    }
+    schema = std::move(rebuilt);
+}
+
 }  // namespace
 
 TreeBuilder& TreeBuilder::port_value_raw(std::string port, const TypeInfo* type, const void* value) {
@@ -514,15 +527,18 @@ TreeBuilder& TreeBuilder::port_value_raw(std::string port, const TypeInfo* type,
     do key = "=" + port + "#" + std::to_string(impl_->default_constants++);
     while (impl_->schema.find(key) != kNoKey);
     impl_->schema.declare_raw(key, spec->type, bytes.data());
+    std::string replaced;
     if (n.kind == NodeKind::Action) {
         for (auto& b : n.bindings)
-            if (b.first == port) b.second = key;
+            if (b.first == port) replaced = std::exchange(b.second, key);
     } else {
         auto copy = std::make_shared<Predicate::Node>(*n.predicate);
         for (auto& b : copy->bindings)
-            if (b.first == port) b.second = key;
+            if (b.first == port) replaced = std::exchange(b.second, key);
         n.predicate = std::move(copy);
     }
+    // The constant made for the port's value default (or an earlier port_value) is bound nowhere else.
+    if (replaced.starts_with('=')) drop_key(impl_->schema, replaced);
     std::erase_if(n.literals, [&](const auto& l) { return l.first == port; });
     if (std::optional<std::string> text = xml::format_value(spec->type, bytes.data())) n.literals.emplace_back(port, *text);
     return *this;
