@@ -230,8 +230,8 @@ TEST_CASE("builder: Threshold, declare_key, attribute, port_literal, last_error"
                          "tree 't', at /: port_literal() applies to an action or a registered condition node", BuildError);
     // last_error: the node an error is about (in the order nodes were added) and the bare problem.
     TreeBuilder b("t");
-    b.key<bool>("a").sequence().always_success().sequence().check("a").always_success().back().abort(AbortMode::LowerPriority).back();
-    CHECK_THROWS_AS((void)b.end(), BuildError);
+    b.key<bool>("a").sequence().always_success().sequence().check("a").always_success().back();
+    CHECK_THROWS_AS(b.abort(AbortMode::LowerPriority), BuildError);
     CHECK(b.last_error().node == 2);
     CHECK(b.last_error().problem == "abort mode LowerPriority needs lower-priority siblings, but the parent is Sequence");
     // Ports are InOut unless declared otherwise.

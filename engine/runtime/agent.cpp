@@ -230,6 +230,15 @@ Status Agent::status(NodeIndex node) const {
     return reinterpret_cast<const Status*>(bytes + tree_.data().layout.status_offset)[node];
 }
 
+Status Agent::status(NodeRef node) const {
+    if (!block_) throw UsageError("Agent::status() on a moved-from agent");
+    if (!node) throw UsageError("Agent::status(): the NodeRef refers to no node");
+    if (node.tree_tag() != tree_.schema().tag())
+        throw UsageError("Agent::status(): node " + std::to_string(node.index()) + " was found in another tree than '" +
+                         tree_.name() + "'");
+    return status(node.index());
+}
+
 std::size_t Agent::memory_bytes() const noexcept {
     return block_ ? sizeof(Agent) + tree_.data().layout.block_bytes : sizeof(Agent);
 }

@@ -1,4 +1,5 @@
 // Tree accessors, names of the vocabulary types, and the tree listing.
+#include "tree/node_path.hpp"
 #include "tree/tree_data.hpp"
 
 #include <ebt/agent.hpp>
@@ -104,24 +105,12 @@ std::string Tree::label(NodeIndex n) const {
     return d.label.empty() ? std::string(to_string(d.kind)) : d.label;
 }
 std::string Tree::path(NodeIndex n) const {
-    std::vector<std::string> parts;
+    std::vector<detail::PathLevel> levels;
     for (NodeIndex i = n; i != kNoNode; i = data_->nodes.at(i).parent) {
         const auto& d = data_->nodes[i];
-        std::string part = to_string(d.kind);
-        if (!d.label.empty()) part += " '" + d.label + "'";
-        if (d.parent != kNoNode) {
-            part += '[';
-            part += std::to_string(d.child_position);
-            part += ']';
-        }
-        parts.push_back(std::move(part));
+        levels.push_back({d.kind, d.label, d.parent == kNoNode ? -1 : static_cast<std::int32_t>(d.child_position)});
     }
-    std::string out;
-    for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
-        out += '/';
-        out += *it;
-    }
-    return out;
+    return detail::format_node_path(levels, detail::PathLength::Full);
 }
 bool Tree::has_guard(NodeIndex n) const { return data_->nodes.at(n).guard != 0xFFFF; }
 AbortMode Tree::abort_mode(NodeIndex n) const {

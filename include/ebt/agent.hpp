@@ -131,6 +131,8 @@ public:
 
     Status status() const;                  // the root's status
     Status status(NodeIndex node) const;    // any node's status
+    /// A node's status, the node found with Tree::find (UsageError when it is of another tree).
+    Status status(NodeRef node) const;
     TimePoint now() const noexcept { return clock_; }
     std::uint64_t ticks() const noexcept { return ticks_; }
     Blackboard& blackboard() noexcept { return blackboard_; }

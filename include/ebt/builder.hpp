@@ -11,7 +11,17 @@
 //       .end();
 //
 // Composites and decorators open a node that collects children until back() closes it; leaves are
-// added to the open node. Modifiers (precondition, abort, label) apply to the node added last.
+// added to the open node. Modifiers (label, precondition, abort, attribute, port_literal) apply to
+// the node added last or, right after back(), to the node back() closed:
+//
+//     .sequence().check("enemy_seen").action("Attack").back().abort(ebt::AbortMode::Both)  // the Sequence
+//     .sequence().check("enemy_seen").action("Attack").abort(ebt::AbortMode::Both)         // Attack: BuildError
+//
+// A composite's or decorator's modifiers can also be given when it is opened, where they cannot land
+// on another node: .sequence({.label = "engage", .abort = ebt::AbortMode::Both}). A modifier that
+// cannot mean anything on its node (an abort mode on a condition, LowerPriority or Both under a parent
+// that is not a selector) is refused at once; an abort mode on a node that ends up without a guard is
+// refused by end(). docs/builder.md has the rules and each composite's default abort modes.
 // end() closes the root and returns the immutable Tree. The limits of include/ebt/limits.hpp hold as
 // nodes are added: a node deeper than limits::kMaxDepth, an action with more than limits::kMaxPorts
 // ports, too deep or too big a predicate are refused at once. Any misuse (a decorator given two children,
@@ -27,6 +37,7 @@
 
 #include <initializer_list>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,6 +102,15 @@ private:
     int n_ = 0;
 };
 
+/// Modifiers given when a composite or decorator is opened: `.sequence({.label = "engage",
+/// .abort = AbortMode::Self})` is `.sequence().label("engage").abort(AbortMode::Self)`, written where
+/// it cannot be mistaken for a modifier of the last child.
+struct NodeOptions {
+    std::string label{};                     // empty: none
+    std::optional<Predicate> precondition{}; // none: no precondition
+    std::optional<AbortMode> abort{};        // none: the default for the node's place (docs/builder.md)
+};
+
 class TreeBuilder {
 public:
     /// `registry` resolves action and condition names; it must outlive the builder (not the tree).
@@ -121,35 +141,35 @@ public:
                                     const void* initial = nullptr);
 
     // ---- composites (close with back()) -----------------------------------------------------
-    TreeBuilder& sequence();
-    TreeBuilder& filter();
-    TreeBuilder& reactive_sequence();
-    TreeBuilder& selector();
-    TreeBuilder& active_selector();
-    TreeBuilder& priority_selector();
-    TreeBuilder& non_priority_selector();
-    TreeBuilder& random_selector();
+    TreeBuilder& sequence(const NodeOptions& options = {});
+    TreeBuilder& filter(const NodeOptions& options = {});
+    TreeBuilder& reactive_sequence(const NodeOptions& options = {});
+    TreeBuilder& selector(const NodeOptions& options = {});
+    TreeBuilder& active_selector(const NodeOptions& options = {});
+    TreeBuilder& priority_selector(const NodeOptions& options = {});
+    TreeBuilder& non_priority_selector(const NodeOptions& options = {});
+    TreeBuilder& random_selector(const NodeOptions& options = {});
     /// One weight per child (> 0), checked when the node is closed.
-    TreeBuilder& weighted_selector(std::vector<double> weights);
+    TreeBuilder& weighted_selector(std::vector<double> weights, const NodeOptions& options = {});
     /// Succeeds when `success_threshold` children succeeded, fails when `failure_threshold` failed.
-    TreeBuilder& parallel(int success_threshold, int failure_threshold);
-    TreeBuilder& parallel(Policy success, Policy failure);
-    TreeBuilder& parallel(Threshold success, Threshold failure);
+    TreeBuilder& parallel(int success_threshold, int failure_threshold, const NodeOptions& options = {});
+    TreeBuilder& parallel(Policy success, Policy failure, const NodeOptions& options = {});
+    TreeBuilder& parallel(Threshold success, Threshold failure, const NodeOptions& options = {});
     /// A parallel whose condition children are a Self guard (re-checked while the others run).
-    TreeBuilder& monitor(Policy success, Policy failure);
+    TreeBuilder& monitor(Policy success, Policy failure, const NodeOptions& options = {});
     /// Thresholds count the Monitor's non-condition children.
-    TreeBuilder& monitor(Threshold success, Threshold failure);
+    TreeBuilder& monitor(Threshold success, Threshold failure, const NodeOptions& options = {});
 
     // ---- decorators (exactly one child; close with back()) ----------------------------------
-    TreeBuilder& inverter();
-    TreeBuilder& force_success();
-    TreeBuilder& force_failure();
-    TreeBuilder& repeat(int times = kForever);
-    TreeBuilder& retry(int attempts);
-    TreeBuilder& loop(int times = kForever);
-    TreeBuilder& cooldown(Duration duration);
-    TreeBuilder& timeout(Duration duration);
-    TreeBuilder& delay(Duration duration);
+    TreeBuilder& inverter(const NodeOptions& options = {});
+    TreeBuilder& force_success(const NodeOptions& options = {});
+    TreeBuilder& force_failure(const NodeOptions& options = {});
+    TreeBuilder& repeat(int times = kForever, const NodeOptions& options = {});
+    TreeBuilder& retry(int attempts, const NodeOptions& options = {});
+    TreeBuilder& loop(int times = kForever, const NodeOptions& options = {});
+    TreeBuilder& cooldown(Duration duration, const NodeOptions& options = {});
+    TreeBuilder& timeout(Duration duration, const NodeOptions& options = {});
+    TreeBuilder& delay(Duration duration, const NodeOptions& options = {});
 
     // ---- leaves --------------------------------------------------------------------------------
     TreeBuilder& action(std::string name, Bindings bindings = {});
@@ -168,9 +188,14 @@ public:
     /// ({"inner", "outer"}); unmapped keys stay private to this use of the subtree.
     TreeBuilder& subtree(const Tree& tree, std::vector<std::pair<std::string, std::string>> remap = {});
 
-    // ---- modifiers on the node added last -------------------------------------------------------
+    // ---- modifiers: on the node added last, or the node back() just closed --------------------
+    /// A precondition (ANDed with any given before): the node is entered only while it holds.
     TreeBuilder& precondition(const Predicate& predicate);
+    /// When the node's guard aborts running work (docs/semantics.md). BuildError at once on a
+    /// condition node, and for LowerPriority or Both when the parent is not a selector (no
+    /// lower-priority sibling can exist); at end() when the node has no guard.
     TreeBuilder& abort(AbortMode mode);
+    /// The node's name in paths, Tree::find and describe().
     TreeBuilder& label(std::string text);
     /// Keeps a free-form attribute on the node (for tools and file formats, e.g. an XML attribute ebt
     /// does not interpret, written back when the tree is saved). No effect on behavior.
@@ -179,6 +204,21 @@ public:
     /// `text` in a file: its key is a private constant, and savers write the literal back. No effect
     /// on behavior; the key must be declared and bound as usual.
     TreeBuilder& port_literal(std::string port, std::string text);
+
+    /// Gives port `port` of the node (an action or a registered condition) the constant `value`
+    /// instead of a blackboard key, as a literal does in a file (`speed="3.5"`):
+    ///
+    ///     .action("MoveTo").port_value("speed", 3.5f)
+    ///
+    /// The port reads a private constant key, and xml::save writes the value back as the literal.
+    /// A number converts to the port's number type when it converts exactly (5 for a float port;
+    /// not 3.5 for an int port); any other value must be of the port's type. BuildError, naming the
+    /// node, for an unknown port or a value of another type.
+    template <class T> TreeBuilder& port_value(std::string port, const T& value) {
+        return port_value_raw(std::move(port), type_of<T>(), &value);
+    }
+    /// port_value for a value whose type is known only at run time: `value` points to a `type`.
+    TreeBuilder& port_value_raw(std::string port, const TypeInfo* type, const void* value);
 
     // ---- structure -----------------------------------------------------------------------------
     TreeBuilder& back();
@@ -194,8 +234,8 @@ public:
     const ErrorDetail& last_error() const noexcept;
 
     // BehaviorTree.CPP names (aliases)
-    TreeBuilder& fallback() { return selector(); }
-    TreeBuilder& reactive_fallback() { return active_selector(); }
+    TreeBuilder& fallback(const NodeOptions& options = {}) { return selector(options); }
+    TreeBuilder& reactive_fallback(const NodeOptions& options = {}) { return active_selector(options); }
     TreeBuilder& retry_until_successful(int attempts) { return retry(attempts); }
     TreeBuilder& sleep(Duration duration) { return wait(duration); }
 

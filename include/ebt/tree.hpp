@@ -69,6 +69,26 @@ enum class Policy : std::uint8_t { RequireOne, RequireAll };
 /// Repeat/Loop count meaning "forever".
 inline constexpr int kForever = -1;
 
+/// One node of one tree: what Tree::find returns. Small and copyable; it names the node by its
+/// pre-order index and remembers which tree it came from, so that Agent::status(NodeRef) on an agent
+/// of another tree throws UsageError instead of reading some other node. A default NodeRef refers to
+/// no node.
+class NodeRef {
+public:
+    NodeRef() = default;
+    NodeIndex index() const noexcept { return index_; }
+    /// The tag of the tree it was found in (BlackboardSchema::tag() of that tree).
+    std::uint32_t tree_tag() const noexcept { return tree_tag_; }
+    explicit operator bool() const noexcept { return index_ != kNoNode; }
+    friend bool operator==(const NodeRef&, const NodeRef&) = default;
+
+private:
+    friend class Tree;
+    NodeRef(NodeIndex index, std::uint32_t tree_tag) : index_(index), tree_tag_(tree_tag) {}
+    NodeIndex index_ = kNoNode;
+    std::uint32_t tree_tag_ = 0;
+};
+
 class Tree {
 public:
     Tree() = default;
@@ -83,6 +103,26 @@ public:
     std::string label(NodeIndex node) const;
     /// The node's path from the root, e.g. "/ActiveSelector/Sequence[0]/Action 'Patrol'[1]".
     std::string path(NodeIndex node) const;
+    /// Finds a node by names, so that game code and tests need not count pre-order indices:
+    ///
+    ///   tree.find("Attack")                  the one node named Attack, anywhere
+    ///   tree.find("engage/Attack")           the node named Attack somewhere under the node named engage
+    ///   tree.find("/ActiveSelector/engage")  from the root down, one level per name
+    ///   tree.find("engage/Wait[2]")          the node named Wait that is its parent's child 2
+    ///
+    /// A node's name is its label (Tree::label): the user label set with TreeBuilder::label(), else
+    /// the action or condition name, the key a check reads ("enemy_seen", "!enemy_seen"), the name
+    /// of an inlined subtree's tree, else the node kind ("Sequence"). The form Tree::path prints
+    /// ("Action 'Attack'") names it too, so find(path(i)) is node i. Without a leading '/', each name
+    /// after the first is looked for anywhere below the node matched by the one before; with it, the
+    /// first name is the root and each next one a child. A trailing "[i]" requires the node to be its
+    /// parent's child i. Names cannot contain '/'.
+    ///
+    /// Throws UsageError when no node matches (naming the nodes whose names are closest, or the
+    /// children where the match stopped) or when more than one does (naming each one's path).
+    NodeRef find(std::string_view path) const;
+    /// The reference to node `index` (UsageError when the tree has no such node).
+    NodeRef node(NodeIndex index) const;
     /// True when the node has a guard (precondition, leading conditions, monitor conditions, cooldown).
     bool has_guard(NodeIndex node) const;
     AbortMode abort_mode(NodeIndex node) const;

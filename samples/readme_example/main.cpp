@@ -12,16 +12,17 @@ int main() {
 
     ebt::Tree tree = ebt::TreeBuilder("guard", actions)
         .key<bool>("enemy_seen")
-        .active_selector()                                              // 0
-            .sequence().check("enemy_seen").action("Attack").back()     // 1, 2, 3: preempts Patrol
-            .action("Patrol")                                           // 4
+        .active_selector()
+            .sequence().label("engage").check("enemy_seen").action("Attack").back()  // preempts Patrol
+            .action("Patrol")
         .back()
         .end();
+    const ebt::NodeRef attack = tree.find("engage/Attack");
 
     ebt::Agent guard(tree);  // event-driven: a quiet frame costs Patrol's update, nothing else
     for (int frame = 0; frame < 4; ++frame) {
-        if (frame == 2) guard.blackboard().set("enemy_seen", true);   // wakes the guard of node 1
+        if (frame == 2) guard.blackboard().set("enemy_seen", true);   // wakes the guard of "engage"
         guard.tick(50ms);
-        std::printf("frame %d: %s\n", frame, guard.status(3) == ebt::Status::Running ? "attacking" : "patrolling");
+        std::printf("frame %d: %s\n", frame, guard.status(attack) == ebt::Status::Running ? "attacking" : "patrolling");
     }
 }
