@@ -385,24 +385,24 @@ Outcome Runtime::parallel_react(NodeIndex p, bool all_started) {
 
 Outcome Runtime::decorator_react(NodeIndex p, NodeIndex c, Status s) {
     const NodeDef& d = def(p);
-    auto& count = mem<std::uint32_t>(p);
+    // Repeat, Retry and Loop count their child's runs in their node memory (the others have none).
+    const auto count_run = [&] { return ++mem<std::uint32_t>(p); };
     switch (d.kind) {
     case NodeKind::Inverter: return s == Status::Success ? Outcome::Failure : Outcome::Success;
     case NodeKind::ForceSuccess: return Outcome::Success;
     case NodeKind::ForceFailure: return Outcome::Failure;
     case NodeKind::Repeat:
         if (s != Status::Success) return Outcome::Failure;
-        ++count;
-        if (d.count != kForever && count >= static_cast<std::uint32_t>(d.count)) return Outcome::Success;
+        if (const std::uint32_t runs = count_run(); d.count != kForever && runs >= static_cast<std::uint32_t>(d.count))
+            return Outcome::Success;
         break;
     case NodeKind::Retry:
         if (s == Status::Success) return Outcome::Success;
-        ++count;
-        if (count >= static_cast<std::uint32_t>(d.count)) return Outcome::Failure;
+        if (count_run() >= static_cast<std::uint32_t>(d.count)) return Outcome::Failure;
         break;
     case NodeKind::Loop:
-        ++count;
-        if (d.count != kForever && count >= static_cast<std::uint32_t>(d.count)) return to_outcome(s);
+        if (const std::uint32_t runs = count_run(); d.count != kForever && runs >= static_cast<std::uint32_t>(d.count))
+            return to_outcome(s);
         break;
     default: return to_outcome(s);  // Cooldown, Timeout, Delay pass the child's status through
     }
