@@ -127,12 +127,11 @@ Status Agent::tick_numbered(std::uint64_t tick, Duration dt) {
     clock_ += dt.count();
     walk_pos_ = -1;
     Runtime rt(*this);
-    try {
-        if (!stopped_) {
-            if (mode_ == Mode::Polling) rt.poll_tick();
-            else rt.event_tick();
-        }
-    } catch (const detail::AbortUnwind&) {
+    if (!stopped_) {
+        if (mode_ == Mode::Polling) rt.poll_tick();
+        else rt.event_tick();
+    }
+    if (rt.stopping) {  // an abort() called during the tick, carried out where user code returned
         rt.abort_all();
         if (mode_ == Mode::Event) {
             // Put the end-of-frame marker back at the end: everything queued is for the next tick.

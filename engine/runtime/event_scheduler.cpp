@@ -120,7 +120,9 @@ void Runtime::event_tick() {
     if (a.clock_ >= a.next_deadline_) collect_due_timers();
     if (a.queue_size_ == 2 && update_only_leaf()) return;
     std::uint16_t* q = queue();
-    for (;;) {
+    // An abort() due during the tick (stopping) ends the loop; Agent::tick carries it out and puts
+    // the marker back.
+    while (!stopping) {
         const std::uint16_t n = q[a.queue_head_];
         a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
         --a.queue_size_;
@@ -185,7 +187,7 @@ void Runtime::process(NodeIndex n) {
         clear(n, kChecksDirty);
         check_guards_at(n, /*only_dirty=*/true);
     }
-    if (!running(n)) return;
+    if (stopping || !running(n)) return;
     if (has(n, kTimerDue)) {
         fire_timer(n);
         return;

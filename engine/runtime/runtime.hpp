@@ -21,9 +21,6 @@
 
 namespace ebt::detail {
 
-/// Thrown (engine-internally) after a user callback asked for Agent::abort() during a tick.
-struct AbortUnwind {};
-
 /// What happened when a parent tried to start a child.
 enum class Outcome : std::uint8_t { Running, Success, Failure, Skipped };
 
@@ -87,11 +84,15 @@ struct Runtime {
     // ---- tracing and user calls ------------------------------------------------------------------
     /// Reports to the agent's trace listener; costs one test when there is none.
     void emit(TraceKind kind, NodeIndex n, Status s = Status::Invalid, bool result = false, std::string_view msg = {}) {
-        if (a.listener_) emit_to_listener(kind, n, s, result, msg);
+        if (a.listener_ && !stopping) emit_to_listener(kind, n, s, result, msg);
     }
     void emit_to_listener(TraceKind kind, NodeIndex n, Status s, bool result, std::string_view msg);
-    void check_abort_request() {
-        if (a.abort_requested_ && a.in_tick_ && !aborting) throw AbortUnwind{};
+    /// Asked where user code returns into the engine during a tick: whether an Agent::abort() called
+    /// during the tick is to be carried out now. It sets `stopping`, and the tick then does nothing more
+    /// (see `stopping`).
+    bool stop_requested() {
+        if (a.abort_requested_ && a.in_tick_ && !aborting) stopping = true;
+        return stopping;
     }
     template <class F> bool contained(NodeIndex n, F&& f);
     ActionContext action_context(NodeIndex n);
@@ -202,15 +203,18 @@ struct Runtime {
     void bad_memory_access(NodeIndex n, std::uint32_t offset, std::size_t size) const;
     void walked_backwards(NodeIndex n) const;
 
-    bool aborting = false;
+    bool aborting = false;  // abort_all() is running: an abort() from its onTerminate calls is not repeated
+    /// An abort() requested during this tick is due (stop_requested()). From then on every function that
+    /// enters, updates, evaluates, terminates or reports something returns at once with a neutral result
+    /// (Outcome::Running: "nothing more now"), and every scheduling loop ends, so that the tick returns
+    /// to Agent::tick without anything observable happening; Agent::tick then calls abort_all().
+    bool stopping = false;
 };
 
 template <class F> bool Runtime::contained(NodeIndex n, F&& f) {
     try {
         f();
         return true;
-    } catch (const AbortUnwind&) {
-        throw;
     } catch (const std::exception& e) {
         emit(TraceKind::Error, n, Status::Failure, false, e.what());
     } catch (...) {
