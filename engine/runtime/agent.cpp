@@ -95,6 +95,7 @@ Agent::Agent(Tree tree, AgentOptions options)
     rt.queue_reset();
     rt.set(0, detail::kStartPending);
     if (mode_ == Mode::Event) rt.enqueue(0);
+    rt.check_invariants("the agent's creation");
 }
 
 Agent::~Agent() {
@@ -161,12 +162,11 @@ Status Agent::tick_numbered(std::uint64_t tick, Duration dt) {
     walk_pos_ = -1;
     Runtime rt(*this);
     rt.dt = dt;
-    try {
-        if (!stopped_) {
-            if (mode_ == Mode::Polling) rt.poll_tick();
-            else rt.event_tick();
-        }
-    } catch (const detail::AbortUnwind&) {
+    if (!stopped_) {
+        if (mode_ == Mode::Polling) rt.poll_tick();
+        else rt.event_tick();
+    }
+    if (rt.stopping) {  // an abort() called during the tick, carried out where user code returned
         rt.abort_all();
         if (mode_ == Mode::Event) {
             // Put the end-of-frame marker back at the end: everything queued is for the next tick.
@@ -180,6 +180,7 @@ Status Agent::tick_numbered(std::uint64_t tick, Duration dt) {
     }
     walk_pos_ = -1;
     ++ticks_;
+    rt.check_invariants("a tick");
     return rt.st(0);  // the root's status (block_ is known to be there: no checks needed)
 }
 
@@ -194,6 +195,7 @@ void Agent::abort() {
         Runtime rt(*this);
         rt.abort_all();
     }
+    Runtime(*this).check_invariants("Agent::abort()");
     if (host_) host_->on_agent_wake(host_slot_);
 }
 
@@ -209,6 +211,7 @@ bool Agent::resume(const ResumeHandle& handle, Status status) {
     rt.set(n, detail::kResumePending);
     if (status == Status::Success) rt.set(n, detail::kResumeSuccess);
     if (mode_ == Mode::Event) rt.enqueue(n);
+    if (!in_tick_) rt.check_invariants("Agent::resume()");
     return true;
 }
 
@@ -218,6 +221,7 @@ void Agent::restart() {
     Runtime rt(*this);
     rt.set(0, detail::kStartPending);
     if (mode_ == Mode::Event) rt.enqueue(0);
+    rt.check_invariants("Agent::restart()");
     if (host_) host_->on_agent_wake(host_slot_);
 }
 
@@ -245,7 +249,9 @@ std::size_t Agent::memory_bytes() const noexcept {
 
 void Agent::on_blackboard_change(KeyId key) {
     if (mode_ != Mode::Event) return;  // polling re-evaluates every live guard anyway
-    Runtime(*this).on_key_changed(key);
+    Runtime rt(*this);
+    rt.on_key_changed(key);
+    if (!in_tick_) rt.check_invariants("a blackboard write");
 }
 
 // ---- shared scopes ------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@
 // leaf that is not waiting) its per-frame update; waiting nodes are not queued at all.
 #include "runtime/runtime.hpp"
 
+#include <string>
+
 namespace ebt::detail {
 
 void Runtime::queue_reset() {
@@ -20,6 +22,9 @@ void Runtime::queue_reset() {
 }
 
 void Runtime::queue_insert(std::uint16_t logical, std::uint16_t value) {
+    EBT_ASSERT(a.queue_size_ < t.layout.queue_capacity && logical <= a.queue_size_,
+               "scheduler queue overflow: inserting at " + std::to_string(logical) + " into a queue of " +
+                   std::to_string(a.queue_size_) + " entries (capacity " + std::to_string(t.layout.queue_capacity) + ")");
     std::uint16_t* q = queue();
     for (std::uint16_t i = a.queue_size_; i > logical; --i) q[queue_slot(i)] = q[queue_slot(i - 1u)];
     q[queue_slot(logical)] = value;
@@ -27,6 +32,8 @@ void Runtime::queue_insert(std::uint16_t logical, std::uint16_t value) {
 }
 
 void Runtime::queue_remove_at(std::uint16_t logical) {
+    EBT_ASSERT(logical < a.queue_size_, "scheduler queue: removing entry " + std::to_string(logical) + " of " +
+                                            std::to_string(a.queue_size_));
     std::uint16_t* q = queue();
     for (std::uint16_t i = logical; i + 1 < a.queue_size_; ++i) q[queue_slot(i)] = q[queue_slot(i + 1u)];
     --a.queue_size_;
@@ -42,6 +49,9 @@ void Runtime::enqueue(NodeIndex n) {
     if (passed(n)) {
         const std::uint16_t last = queue_at(static_cast<std::uint16_t>(a.queue_size_ - 1u));
         if (last == kQueueMarker || last < n) {
+            EBT_ASSERT(a.queue_size_ < t.layout.queue_capacity,
+                       "scheduler queue overflow: appending node " + std::to_string(n) + " to a full queue of " +
+                           std::to_string(a.queue_size_) + " entries");
             queue()[queue_slot(a.queue_size_)] = n;
             ++a.queue_size_;
             return;
@@ -110,7 +120,9 @@ void Runtime::event_tick() {
     if (a.clock_ >= a.next_deadline_) collect_due_timers();
     if (a.queue_size_ == 2 && update_only_leaf()) return;
     std::uint16_t* q = queue();
-    for (;;) {
+    // An abort() due during the tick (stopping) ends the loop; Agent::tick carries it out and puts
+    // the marker back.
+    while (!stopping) {
         const std::uint16_t n = q[a.queue_head_];
         a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
         --a.queue_size_;
@@ -141,6 +153,7 @@ bool Runtime::update_only_leaf() {
     a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
     a.queue_size_ = 1;
     clear(n, kQueued);
+    check_walk_order(n);
     advance(n);
     ++a.stats_.nodes_visited;
     const Status s = run_update(n);
@@ -156,6 +169,7 @@ bool Runtime::update_only_leaf() {
 
 void Runtime::process(NodeIndex n) {
     clear(n, kQueued);
+    check_walk_order(n);
     advance(n);
     ++a.stats_.nodes_visited;
     // The common case first: a running action with nothing pending is updated (Patrol every frame).
@@ -173,7 +187,7 @@ void Runtime::process(NodeIndex n) {
         clear(n, kChecksDirty);
         check_guards_at(n, /*only_dirty=*/true);
     }
-    if (!running(n)) return;
+    if (stopping || !running(n)) return;
     if (has(n, kTimerDue)) {
         fire_timer(n);
         return;

@@ -10,6 +10,7 @@ void Runtime::poll_tick() {
 }
 
 void Runtime::walk(NodeIndex n) {
+    if (stopping) return;
     advance(n);
     ++a.stats_.nodes_visited;
     if (has(n, kStartPending)) {
@@ -17,7 +18,7 @@ void Runtime::walk(NodeIndex n) {
         return;
     }
     check_guards_at(n, /*only_dirty=*/false);
-    if (!running(n)) return;
+    if (stopping || !running(n)) return;
 
     const NodeDef& d = def(n);
     if (has(n, kTimerArmed)) {
@@ -38,7 +39,7 @@ void Runtime::walk(NodeIndex n) {
         if (passed(c)) continue;
         if (running(c) || has(c, kStartPending)) {
             walk(c);
-            if (!running(n)) return;
+            if (stopping || !running(n)) return;
         }
     }
 }

@@ -14,14 +14,12 @@
 #include "tree/tree_data.hpp"
 
 #include <ebt/agent.hpp>
+#include <ebt/assert.hpp>
 
 #include <cstring>
 #include <limits>
 
 namespace ebt::detail {
-
-/// Thrown (engine-internally) after a user callback asked for Agent::abort() during a tick.
-struct AbortUnwind {};
 
 /// What happened when a parent tried to start a child.
 enum class Outcome : std::uint8_t { Running, Success, Failure, Skipped };
@@ -38,12 +36,20 @@ struct Runtime {
         : a(agent), t(agent.tree_.data()), b(reinterpret_cast<std::byte*>(agent.block_.get())) {}
 
     // ---- state access --------------------------------------------------------------------------
-    Status& st(NodeIndex n) { return reinterpret_cast<Status*>(b + t.layout.status_offset)[n]; }
-    std::uint16_t& fl(NodeIndex n) { return reinterpret_cast<std::uint16_t*>(b + t.layout.flags_offset)[n]; }
+    // In an EBT_VALIDATE build every access is checked against the block's bounds (validation.cpp).
+    Status& st(NodeIndex n) {
+        check_node_access(n);
+        return reinterpret_cast<Status*>(b + t.layout.status_offset)[n];
+    }
+    std::uint16_t& fl(NodeIndex n) {
+        check_node_access(n);
+        return reinterpret_cast<std::uint16_t*>(b + t.layout.flags_offset)[n];
+    }
     bool has(NodeIndex n, std::uint16_t f) { return (fl(n) & f) != 0; }
     void set(NodeIndex n, std::uint16_t f) { fl(n) = static_cast<std::uint16_t>(fl(n) | f); }
     void clear(NodeIndex n, std::uint16_t f) { fl(n) = static_cast<std::uint16_t>(fl(n) & ~f); }
     template <class T> T& mem(NodeIndex n, std::uint32_t offset = 0) {
+        check_memory_access(n, offset, sizeof(T));
         return *reinterpret_cast<T*>(b + t.nodes[n].memory_offset + offset);
     }
     NodeIndex& cursor(NodeIndex n) { return mem<NodeIndex>(n); }
@@ -78,11 +84,15 @@ struct Runtime {
     // ---- tracing and user calls ------------------------------------------------------------------
     /// Reports to the agent's trace listener; costs one test when there is none.
     void emit(TraceKind kind, NodeIndex n, Status s = Status::Invalid, bool result = false, std::string_view msg = {}) {
-        if (a.listener_) emit_to_listener(kind, n, s, result, msg);
+        if (a.listener_ && !stopping) emit_to_listener(kind, n, s, result, msg);
     }
     void emit_to_listener(TraceKind kind, NodeIndex n, Status s, bool result, std::string_view msg);
-    void check_abort_request() {
-        if (a.abort_requested_ && a.in_tick_ && !aborting) throw AbortUnwind{};
+    /// Asked where user code returns into the engine during a tick: whether an Agent::abort() called
+    /// during the tick is to be carried out now. It sets `stopping`, and the tick then does nothing more
+    /// (see `stopping`).
+    bool stop_requested() {
+        if (a.abort_requested_ && a.in_tick_ && !aborting) stopping = true;
+        return stopping;
     }
     template <class F> bool contained(NodeIndex n, F&& f);
     ActionContext action_context(NodeIndex n);
@@ -151,7 +161,54 @@ struct Runtime {
     void schedule_checks(NodeIndex position);  // guard checks at `position` are due: queue it
     void wake_reactive(NodeIndex rs);
 
-    bool aborting = false;
+    // ---- validation (validation.cpp) -------------------------------------------------------------------
+    /// Checks the scheduler's invariants (queue bounds, one end-of-frame marker, tree order, every queued
+    /// node entitled to be, every running action queued, deadlines, walk position) and reports the first
+    /// broken one through the assert hook, saying it was found after `after`. Every build has it.
+    void validate(std::string_view after);
+    /// validate() in an EBT_VALIDATE build (after each tick and scheduler operation); nothing otherwise.
+    void check_invariants([[maybe_unused]] std::string_view after) {
+#if defined(EBT_VALIDATE)
+        validate(after);
+#endif
+    }
+    void check_node_access([[maybe_unused]] NodeIndex n) const {
+#if defined(EBT_VALIDATE)
+        if (n >= t.nodes.size()) [[unlikely]]
+            bad_node_access(n);
+#endif
+    }
+    void check_memory_access([[maybe_unused]] NodeIndex n, [[maybe_unused]] std::uint32_t offset,
+                             [[maybe_unused]] std::size_t size) const {
+#if defined(EBT_VALIDATE)
+        // Node memory lies between the queue and the end of the engine's state; a node without any has
+        // offset 0 (its status bytes).
+        if (n >= t.nodes.size()) [[unlikely]]
+            return bad_node_access(n);
+        const std::uint32_t start = t.nodes[n].memory_offset;
+        if (start < t.layout.queue_offset + 2 * t.layout.queue_capacity || start + offset + size > t.layout.engine_bytes)
+            [[unlikely]]
+            bad_memory_access(n, offset, size);
+#endif
+    }
+    /// The event scheduler pops nodes in tree order: a node the walk has passed is not processed again.
+    void check_walk_order([[maybe_unused]] NodeIndex n) const {
+#if defined(EBT_VALIDATE)
+        if (static_cast<std::int32_t>(n) <= a.walk_pos_) [[unlikely]]
+            walked_backwards(n);
+#endif
+    }
+    void report_broken(std::string_view after, const std::string& what);
+    void bad_node_access(NodeIndex n) const;
+    void bad_memory_access(NodeIndex n, std::uint32_t offset, std::size_t size) const;
+    void walked_backwards(NodeIndex n) const;
+
+    bool aborting = false;  // abort_all() is running: an abort() from its onTerminate calls is not repeated
+    /// An abort() requested during this tick is due (stop_requested()). From then on every function that
+    /// enters, updates, evaluates, terminates or reports something returns at once with a neutral result
+    /// (Outcome::Running: "nothing more now"), and every scheduling loop ends, so that the tick returns
+    /// to Agent::tick without anything observable happening; Agent::tick then calls abort_all().
+    bool stopping = false;
     Duration dt{0};  // the tick's dt (ActionContext::dt); 0 for calls outside a tick
 };
 
@@ -159,8 +216,6 @@ template <class F> bool Runtime::contained(NodeIndex n, F&& f) {
     try {
         f();
         return true;
-    } catch (const AbortUnwind&) {
-        throw;
     } catch (const std::exception& e) {
         emit(TraceKind::Error, n, Status::Failure, false, e.what());
     } catch (...) {

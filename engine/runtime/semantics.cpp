@@ -52,7 +52,7 @@ void Runtime::emit_to_listener(TraceKind kind, NodeIndex n, Status s, bool resul
     // An abort requested while a node is being initialized waits for its onInitialize to have run,
     // and one requested while a node terminates waits for its onTerminate: every started action ends
     // exactly once, with its onTerminate (enter() and terminate() check after the user call).
-    if (kind != TraceKind::Initialize && kind != TraceKind::Terminate) check_abort_request();
+    if (kind != TraceKind::Initialize && kind != TraceKind::Terminate) stop_requested();
 }
 
 ActionContext Runtime::action_context(NodeIndex n) {
@@ -78,6 +78,7 @@ NodeIndex Runtime::nth_child(NodeIndex p, std::size_t i) const {
 // ---- predicates and guards ---------------------------------------------------------------------------
 
 bool Runtime::eval_predicate(PredRange range, NodeIndex owner) {
+    if (stopping) return false;
     if (range.count == 0) return true;
     bool stack[64];
     int top = 0;
@@ -111,7 +112,7 @@ bool Runtime::eval_predicate(PredRange range, NodeIndex owner) {
             } catch (...) {
                 emit(TraceKind::Error, owner, Status::Failure, false, "unknown exception");
             }
-            check_abort_request();
+            if (stop_requested()) return false;
             stack[top++] = v;
             break;
         }
@@ -127,12 +128,14 @@ bool Runtime::eval_predicate(PredRange range, NodeIndex owner) {
 bool Runtime::cooling(NodeIndex n) { return has(n, kCooldownArmed) && a.clock_ < deadline(n); }
 
 bool Runtime::eval_guard(NodeIndex g) {
+    if (stopping) return false;
     const GuardDef& guard = *t.guard_of(g);
     bool v = true;
     if (guard.cooldown && cooling(g)) v = false;
     if (v) v = eval_predicate(guard.precondition, g);
     for (std::uint32_t i = 0; v && i < guard.condition_node_count; ++i)
         v = eval_predicate(def(t.guard_condition_nodes[guard.first_condition_node + i]).predicate, g);
+    if (stopping) return false;  // a condition asked for an abort: the evaluation does not count
     ++a.stats_.guards_evaluated;
     if (v) set(g, kGuardPrev);
     else clear(g, kGuardPrev);
@@ -143,6 +146,7 @@ bool Runtime::eval_guard(NodeIndex g) {
 
 bool Runtime::eval_condition_node(NodeIndex c, bool as_step) {
     const bool v = eval_predicate(def(c).predicate, c);
+    if (stopping) return false;
     ++a.stats_.guards_evaluated;
     emit(as_step ? TraceKind::ConditionEvaluated : TraceKind::GuardEvaluated, c, Status::Invalid, v);
     return v;
@@ -162,9 +166,14 @@ Outcome Runtime::restart_child(NodeIndex p, NodeIndex c) {
 
 Outcome Runtime::start_child(NodeIndex p, NodeIndex c) {
     (void)p;
+    if (stopping) return Outcome::Running;
     advance(c);
-    if (def(c).kind == NodeKind::Condition) return eval_condition_node(c, true) ? Outcome::Success : Outcome::Failure;
-    if (def(c).guard != 0xFFFF && !eval_guard(c)) return Outcome::Skipped;
+    if (def(c).kind == NodeKind::Condition) {
+        const bool v = eval_condition_node(c, true);
+        if (stopping) return Outcome::Running;
+        return v ? Outcome::Success : Outcome::Failure;
+    }
+    if (def(c).guard != 0xFFFF && !eval_guard(c)) return stopping ? Outcome::Running : Outcome::Skipped;
     return enter(c);
 }
 
@@ -175,13 +184,14 @@ void Runtime::begin_pending(NodeIndex n) {
     if (def(n).kind == NodeKind::Condition) r = eval_condition_node(n, true) ? Outcome::Success : Outcome::Failure;
     else if (def(n).guard != 0xFFFF && !eval_guard(n)) r = Outcome::Skipped;
     else r = enter(n);
-    if (r == Outcome::Running) return;
+    if (r == Outcome::Running || stopping) return;
     const Status s = to_status(r);
     if (parent(n) == kNoNode) root_done(s);
     else child_done(parent(n), n, s, false);
 }
 
 Outcome Runtime::enter(NodeIndex n) {
+    if (stopping) return Outcome::Running;
     const NodeDef& d = def(n);
     advance(n);
     st(n) = Status::Running;
@@ -203,7 +213,7 @@ Outcome Runtime::enter(NodeIndex n) {
         if (spec.on_initialize) {
             ActionContext ctx = action_context(n);
             ok = contained(n, [&] { spec.on_initialize(ctx); });
-            check_abort_request();
+            if (stop_requested()) return Outcome::Running;  // the node ends Aborted with the rest
         }
         if (!ok) {
             terminate(n, Status::Failure);
@@ -217,6 +227,7 @@ Outcome Runtime::enter(NodeIndex n) {
         const Status s = d.kind == NodeKind::AlwaysSuccess ? Status::Success : Status::Failure;
         ++a.stats_.updates;
         emit(TraceKind::Update, n, s);
+        if (stopping) return Outcome::Running;
         terminate(n, s);
         return to_outcome(s);
     }
@@ -313,6 +324,7 @@ Outcome Runtime::enter(NodeIndex n) {
         break;
     case NodeKind::Condition: break;  // never entered: evaluated by start_child
     }
+    if (stopping) return Outcome::Running;
     if (r != Outcome::Running) {
         terminate(n, to_status(r));
         return r == Outcome::Skipped ? Outcome::Failure : r;
@@ -368,6 +380,7 @@ Outcome Runtime::random_advance(NodeIndex p, std::uint16_t from_rank) {
 }
 
 Outcome Runtime::parallel_react(NodeIndex p, bool all_started) {
+    if (stopping) return Outcome::Running;
     const NodeDef& d = def(p);
     const auto successes = mem<std::uint16_t>(p, 0);
     const auto failures = mem<std::uint16_t>(p, 2);
@@ -386,24 +399,24 @@ Outcome Runtime::parallel_react(NodeIndex p, bool all_started) {
 
 Outcome Runtime::decorator_react(NodeIndex p, NodeIndex c, Status s) {
     const NodeDef& d = def(p);
-    auto& count = mem<std::uint32_t>(p);
+    // Repeat, Retry and Loop count their child's runs in their node memory (the others have none).
+    const auto count_run = [&] { return ++mem<std::uint32_t>(p); };
     switch (d.kind) {
     case NodeKind::Inverter: return s == Status::Success ? Outcome::Failure : Outcome::Success;
     case NodeKind::ForceSuccess: return Outcome::Success;
     case NodeKind::ForceFailure: return Outcome::Failure;
     case NodeKind::Repeat:
         if (s != Status::Success) return Outcome::Failure;
-        ++count;
-        if (d.count != kForever && count >= static_cast<std::uint32_t>(d.count)) return Outcome::Success;
+        if (const std::uint32_t runs = count_run(); d.count != kForever && runs >= static_cast<std::uint32_t>(d.count))
+            return Outcome::Success;
         break;
     case NodeKind::Retry:
         if (s == Status::Success) return Outcome::Success;
-        ++count;
-        if (count >= static_cast<std::uint32_t>(d.count)) return Outcome::Failure;
+        if (count_run() >= static_cast<std::uint32_t>(d.count)) return Outcome::Failure;
         break;
     case NodeKind::Loop:
-        ++count;
-        if (d.count != kForever && count >= static_cast<std::uint32_t>(d.count)) return to_outcome(s);
+        if (const std::uint32_t runs = count_run(); d.count != kForever && runs >= static_cast<std::uint32_t>(d.count))
+            return to_outcome(s);
         break;
     default: return to_outcome(s);  // Cooldown, Timeout, Delay pass the child's status through
     }
@@ -416,6 +429,7 @@ Outcome Runtime::decorator_react(NodeIndex p, NodeIndex c, Status s) {
 // ---- ending nodes -------------------------------------------------------------------------------------
 
 void Runtime::terminate(NodeIndex n, Status s) {
+    if (stopping) return;
     const NodeDef& d = def(n);
     if (d.kind == NodeKind::Cooldown) {
         set(n, kCooldownArmed);
@@ -434,16 +448,18 @@ void Runtime::terminate(NodeIndex n, Status s) {
             contained(n, [&] { spec.on_terminate(ctx, s); });
         }
     }
-    check_abort_request();
+    stop_requested();
 }
 
 void Runtime::complete(NodeIndex n, Status s) {
     terminate(n, s);
+    if (stopping) return;
     if (parent(n) == kNoNode) root_done(s);
     else child_done(parent(n), n, s, false);
 }
 
 void Runtime::root_done(Status) {
+    if (stopping) return;
     if (a.restart_on_end_) {
         // The walk has passed the root: the new run begins next tick.
         set(0, kStartPending);
@@ -454,7 +470,7 @@ void Runtime::root_done(Status) {
 }
 
 void Runtime::child_done(NodeIndex p, NodeIndex c, Status s, bool cut) {
-    if (!running(p)) return;
+    if (stopping || !running(p)) return;
     const NodeDef& d = def(p);
     Outcome r = Outcome::Running;
     switch (d.kind) {
@@ -494,6 +510,7 @@ void Runtime::abort_range(NodeIndex first, NodeIndex end) {
     for (NodeIndex i = end; i-- > first;) {
         if (running(i)) {
             terminate(i, Status::Aborted);
+            if (stopping) return;
         } else if (has(i, kStartPending)) {
             clear(i, kStartPending);
             if (event_mode() && has(i, kQueued)) dequeue(i);
@@ -502,6 +519,7 @@ void Runtime::abort_range(NodeIndex first, NodeIndex end) {
 }
 
 void Runtime::abort_all() {
+    stopping = false;
     aborting = true;
     abort_range(0, static_cast<NodeIndex>(t.nodes.size()));
     if (event_mode()) queue_reset();
@@ -515,23 +533,27 @@ void Runtime::abort_all() {
 // ---- leaves, timers, resumes ----------------------------------------------------------------------------
 
 Status Runtime::run_update(NodeIndex n) {
+    if (stopping) return Status::Running;
     advance(n);
     const auto& spec = *t.actions[def(n).action];
     ActionContext ctx = action_context(n);
     Status s = Status::Failure;
     const bool ok = contained(n, [&] { s = spec.update(ctx); });
+    if (stopping) return Status::Running;  // a listener on its Error event asked for an abort
     ++a.stats_.updates;
     if (ok && s != Status::Running && s != Status::Success && s != Status::Failure) {
         emit(TraceKind::Error, n, Status::Failure, false, "update returned an invalid status");
+        if (stopping) return Status::Running;
         s = Status::Failure;
     }
     if (!ok) s = Status::Failure;
     emit(TraceKind::Update, n, s);
-    check_abort_request();
+    if (stop_requested()) return Status::Running;  // the leaf ends Aborted with the rest
     return s;
 }
 
 Outcome Runtime::leaf_outcome(NodeIndex n, Status s) {
+    if (stopping) return Outcome::Running;
     if (s == Status::Running) {
         if (!has(n, kSuspended) && event_mode()) enqueue(n);  // updated again next frame (the walk has passed it)
         return Outcome::Running;
@@ -558,6 +580,7 @@ void Runtime::arm_timer(NodeIndex n, TimePoint when) {
 }
 
 void Runtime::fire_timer(NodeIndex n) {
+    if (stopping) return;
     const NodeDef& d = def(n);
     clear(n, kTimerArmed | kTimerDue);
     ++a.stats_.timers_fired;
@@ -577,6 +600,7 @@ void Runtime::fire_timer(NodeIndex n) {
 }
 
 void Runtime::finish_resume(NodeIndex n) {
+    if (stopping) return;
     const Status s = has(n, kResumeSuccess) ? Status::Success : Status::Failure;
     clear(n, kResumePending | kResumeSuccess | kSuspended);
     complete(n, s);
@@ -634,12 +658,14 @@ void Runtime::lower_priority_switch(NodeIndex p, NodeIndex h) {
 // The guard checks at node n's position, in the order of docs/semantics.md ("The walk"). With
 // only_dirty (event mode), a guard is evaluated only when something it reads changed since.
 void Runtime::check_guards_at(NodeIndex n, bool only_dirty) {
-    if (!running(n)) return;
+    if (stopping || !running(n)) return;
     const NodeDef& d = def(n);
     // 1. The node's own Self guard: true -> false cuts the node.
     if (const GuardDef* g = t.guard_of(n); g && has_self(g->mode) && (!only_dirty || has(n, kGuardDirty))) {
         const bool prev = has(n, kGuardPrev);
-        if (!eval_guard(n) && prev) {
+        const bool now = eval_guard(n);
+        if (stopping) return;
+        if (!now && prev) {
             self_cut(n);
             return;
         }
@@ -652,7 +678,9 @@ void Runtime::check_guards_at(NodeIndex n, bool only_dirty) {
             const GuardDef* g = t.guard_of(c);
             if (!g || !has_lower(g->mode) || (only_dirty && !has(c, kGuardDirty))) continue;
             const bool prev = has(c, kGuardPrev);
-            if (eval_guard(c) && !prev) {
+            const bool now = eval_guard(c);
+            if (stopping) return;
+            if (now && !prev) {
                 lower_priority_switch(n, c);
                 return;
             }
@@ -664,7 +692,9 @@ void Runtime::check_guards_at(NodeIndex n, bool only_dirty) {
         const NodeIndex current = cursor(n);
         for (NodeIndex c = d.first_body_child; c != kNoNode && c < current; c = def(c).next_sibling) {
             if (def(c).kind != NodeKind::Condition) continue;
-            if (!eval_condition_node(c, false)) {
+            const bool holds = eval_condition_node(c, false);
+            if (stopping) return;
+            if (!holds) {
                 abort_range(static_cast<NodeIndex>(n + 1), d.end);
                 terminate(n, Status::Failure);
                 if (parent(n) == kNoNode) root_done(Status::Failure);

@@ -73,6 +73,23 @@ template <class T> const char* pretty_type_name() {
     return typeid(T).name();
 #endif
 }
+/// The number types a blackboard converts between when a key is written or read by name with another
+/// number type (Blackboard::set / get): the integers of up to 64 bits, float and double. Not bool, the
+/// character types or long double.
+template <class T>
+inline constexpr bool is_convertible_number_v =
+    std::is_arithmetic_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, char> && !std::is_same_v<T, wchar_t> &&
+    !std::is_same_v<T, char8_t> && !std::is_same_v<T, char16_t> && !std::is_same_v<T, char32_t> &&
+    !std::is_same_v<T, long double>;
+/// A number on its way to a conversion: its value, exactly, and its declared type (for messages).
+struct Number {
+    enum class Kind : std::uint8_t { Signed, Unsigned, Floating };
+    Kind kind = Kind::Signed;
+    long long i = 0;           // Signed
+    unsigned long long u = 0;  // Unsigned
+    double f = 0;              // Floating (a float is widened exactly)
+    const TypeInfo* type = nullptr;
+};
 template <class T> struct TypeTag {
     static inline const TypeInfo info{type_display_name<T>() ? type_display_name<T>() : pretty_type_name<T>(),
                                       sizeof(T), alignof(T)};
@@ -273,11 +290,26 @@ public:
         return Key<T>{schema().require(name, type_of<T>()), schema().tag()};
     }
 
+    /// By key: a reference to the stored value (it sees later writes); T must be the declared type.
     template <class T> const T& get(Key<T> key) const {
         schema().require(key.id, key.tag, type_of<T>());
         return *reinterpret_cast<const T*>(values_ + schema_->info(key.id).offset);
     }
-    template <class T> const T& get(std::string_view name) const { return get(key<T>(name)); }
+    /// By name: a copy of the value. When T and the declared type are different numbers (integers,
+    /// float, double; not bool), the value is converted if T holds it exactly, and UsageError names the
+    /// key, both types and the value otherwise (docs/architecture.md, "Blackboard conversions").
+    template <class T> T get(std::string_view name) const {
+        const KeyId id = schema().find(name);
+        if constexpr (detail::is_convertible_number_v<T>) {
+            if (id != kNoKey && schema_->info(id).type != type_of<T>()) {
+                T out{};
+                get_converted(id, type_of<T>(), &out);
+                return out;
+            }
+        }
+        if (id != kNoKey) return get(Key<T>{id, schema_->tag()});
+        return get(key<T>(name));  // throws: no such key
+    }
 
     /// Writes `value`; returns true when it changed the stored value (and so emitted a change).
     /// For a key of a shared scope the write goes to the bound shared blackboard instead, and is seen
@@ -294,7 +326,18 @@ public:
         changed(key.id);
         return true;
     }
-    template <class T> bool set(std::string_view name, const T& value) { return set(key<T>(name), value); }
+    /// By name. When T and the declared type are different numbers (integers, float, double; not bool),
+    /// the value is converted if the declared type holds it exactly (4.0 into a float, 300 into a long
+    /// long, 16777216 into a float), and UsageError names the key, both types and the value otherwise
+    /// (4.1 into a float, 300 into an unsigned char, 16777217 into a float), changing nothing.
+    template <class T> bool set(std::string_view name, const T& value) {
+        const KeyId id = schema().find(name);
+        if constexpr (detail::is_convertible_number_v<T>) {
+            if (id != kNoKey && schema_->info(id).type != type_of<T>()) return set_converted(id, number_of(value));
+        }
+        if (id != kNoKey) return set(Key<T>{id, schema_->tag()}, value);
+        return set(key<T>(name), value);  // throws: no such key
+    }
 
     /// Throws UsageError for the blackboard of a moved-from agent.
     const BlackboardSchema& schema() const {
@@ -313,6 +356,25 @@ public:
 private:
     friend class Agent;
     Blackboard() = default;
+    template <class T> static detail::Number number_of(T value) {
+        detail::Number n;
+        n.type = type_of<T>();
+        if constexpr (std::is_floating_point_v<T>) {
+            n.kind = detail::Number::Kind::Floating;
+            n.f = static_cast<double>(value);
+        } else if constexpr (std::is_signed_v<T>) {
+            n.kind = detail::Number::Kind::Signed;
+            n.i = static_cast<long long>(value);
+        } else {
+            n.kind = detail::Number::Kind::Unsigned;
+            n.u = static_cast<unsigned long long>(value);
+        }
+        return n;
+    }
+    /// The number paths of set and get by name (blackboard_conversions.cpp): UsageError for a declared
+    /// type that is not a number, or a value the target type does not hold exactly.
+    bool set_converted(KeyId id, const detail::Number& value);
+    void get_converted(KeyId id, const TypeInfo* as, void* out) const;
     void changed(KeyId id);
     void set_shared(KeyId id, const void* value);
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <ebt/agent.hpp>
+#include <ebt/assert.hpp>
 #include <ebt/blackboard.hpp>
 #include <ebt/builder.hpp>
 #include <ebt/config.hpp>
