@@ -14,6 +14,7 @@
 //   - running out of memory while loading XML is a LoadError, whichever allocation fails.
 #include "support/trace_recorder.hpp"
 
+#include <ebt/signals.hpp>
 #if EBT_HAS_XML
 #include <ebt/xml.hpp>
 #endif

@@ -4,6 +4,8 @@
 // in both modes and must give the same lifecycle trace.
 #include "support/trace_recorder.hpp"
 
+#include <ebt/signals.hpp>
+
 #include <stdexcept>
 #include <string>
 #include <vector>

@@ -14,6 +14,7 @@
 #include "tree/tree_data.hpp"
 
 #include <ebt/agent.hpp>
+#include <ebt/detail/agent_host.hpp>
 
 #include <cstring>
 #include <limits>

@@ -3,6 +3,8 @@
 // Scheduling (which node gets attention when) lives in polling_walker.cpp and event_scheduler.cpp.
 #include "runtime/runtime.hpp"
 
+#include <ebt/detail/engine_access.hpp>
+
 #include <algorithm>
 
 namespace ebt::detail {
@@ -91,7 +93,7 @@ bool Runtime::eval_predicate(PredRange range, NodeIndex owner) {
         case PredOp::False: stack[top++] = false; break;
         case PredOp::KeyIs: {
             const auto& info = t.schema.info(static_cast<KeyId>(in.arg));
-            const bool v = *reinterpret_cast<const bool*>(a.blackboard_.raw_values() + info.offset);
+            const bool v = *reinterpret_cast<const bool*>(EngineAccess::raw_values(a.blackboard_) + info.offset);
             stack[top++] = (v == in.expected);
             break;
         }
