@@ -3,8 +3,6 @@
 // Scheduling (which node gets attention when) lives in polling_walker.cpp and event_scheduler.cpp.
 #include "runtime/runtime.hpp"
 
-#include <ebt/detail/engine_access.hpp>
-
 #include <algorithm>
 
 namespace ebt::detail {

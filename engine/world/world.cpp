@@ -1,10 +1,9 @@
 // World: storage, scheduling and bookkeeping for many agents stepped frame by frame.
 #include <ebt/world.hpp>
 
-#include <ebt/detail/engine_access.hpp>
-#include <ebt/signals.hpp>
-
 #include <ebt/limits.hpp>
+#include <ebt/detail/engine_access.hpp>  // mirror, set_host, tick_numbered, raw_values
+#include <ebt/signals.hpp>
 
 #include <algorithm>
 #include <bit>

@@ -220,15 +220,16 @@ public:
 
 private:
     friend class Agent;
-    friend struct detail::EngineAccess;  // raw_values() and mirror(), for the engine and tools
     Blackboard() = default;
-    /// The values, laid out by the schema (debug views, state hashing).
+    void changed(KeyId id);
+    void set_shared(KeyId id, const void* value);
+    // The engine's hooks, reached through detail::EngineAccess (<ebt/detail/engine_access.hpp>):
+    friend struct detail::EngineAccess;
+    /// The values, laid out by the schema (guard evaluation, state hashing, debug views).
     const std::byte* raw_values() const noexcept { return values_; }
     /// Stores a shared key's newly published value (a World routing a publish); a change wakes guards
     /// and is emitted like any other change. Returns true when the value changed.
     bool mirror(KeyId id, const void* value);
-    void changed(KeyId id);
-    void set_shared(KeyId id, const void* value);
 
     const BlackboardSchema* schema_ = nullptr;
     std::byte* values_ = nullptr;
