@@ -4,7 +4,7 @@
 // (AgentOptions::bus, World::bus()), the BlackboardChange its slots receive, and the signal of a
 // SharedBlackboard (SharedBlackboard::changes()). The other public headers only name these types,
 // so that a source that merely builds trees, spawns agents and writes blackboards does not compile
-// Boost.Signals2 (about 100,000 preprocessed lines; docs/architecture.md, "Include cost").
+// Boost.Signals2 (about 86,000 preprocessed lines; docs/architecture.md, "Include cost").
 //
 // Thread-safety: the signals use dummy_mutex; connect, disconnect and emit on the simulation thread.
 #pragma once
