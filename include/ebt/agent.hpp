@@ -70,7 +70,7 @@ struct AgentOptions {
     std::uint64_t seed = 0;             // random and weighted selectors draw from (seed, node, entry count)
     bool restart_on_end = true;         // when the root's run ends, start afresh on the next tick
     TraceListener* listener = nullptr;  // not owned; must outlive the agent or be reset first
-    ChangeBus* bus = nullptr;           // not owned; blackboard changes are emitted there when set (<ebt/signals.hpp>)
+    ChangeBus* bus = nullptr;           // not owned; changes are emitted there when set (<ebt/signals.hpp>)
     UserPointer user = {};              // not owned; the game object the agent acts for (ActionContext::user)
     /// Blackboard values the agent starts with instead of the tree's initial ones: set before anything
     /// runs, neither emitted as changes nor waking guards (nothing has run yet). UsageError (nothing is

@@ -4,9 +4,9 @@
 // readers see the values published at the start of the frame. publish() (which a World calls at the
 // start of every step) copies the pending values that differ and emits one change per changed key on
 // this blackboard's single Boost.Signals2 signal (changes(); its type is in <ebt/signals.hpp>, which
-// subscribers include: this header does not include Boost). A World connects one slot to it, which routes each
-// change to the agents whose trees read the key: no connection per agent. Conflicting writes in one
-// frame: the last write wins (agents step in slot order, so this is deterministic).
+// subscribers include: this header does not include Boost). A World connects one slot to it, which
+// routes each change to the agents whose trees read the key: no connection per agent. Conflicting
+// writes in one frame: the last write wins (agents step in slot order, so this is deterministic).
 //
 // A tree reads a shared key through a key declared with TreeBuilder::shared_key<T>("squad", "alarm"),
 // named "squad.alarm" in the tree; spawning binds the scope "squad" to a SharedBlackboard. A key is
