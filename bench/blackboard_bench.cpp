@@ -47,6 +47,7 @@
 
 #include <benchmark/benchmark.h>
 #include <ebt/ebt.hpp>
+#include <ebt/signals.hpp>
 
 #include <boost/signals2/signal.hpp>
 

@@ -17,6 +17,7 @@
 #include "support/trace_recorder.hpp"
 #include "support/waiting_world.hpp"
 
+#include <ebt/signals.hpp>
 #if EBT_HAS_XML
 #include <ebt/xml.hpp>
 #endif

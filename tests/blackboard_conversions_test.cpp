@@ -3,6 +3,8 @@
 // UsageError naming the key, both types and the value otherwise; the blackboard then stays unchanged.
 #include "support/trace_recorder.hpp"
 
+#include <ebt/signals.hpp>
+
 #include <cmath>
 #include <cstdint>
 #include <limits>

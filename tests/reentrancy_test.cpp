@@ -5,6 +5,8 @@
 #include "support/both_modes.hpp"
 #include "support/trace_recorder.hpp"
 
+#include <ebt/signals.hpp>
+
 #include <stdexcept>
 #include <string>
 #include <vector>

@@ -2,6 +2,8 @@
 // whose live guards read a key, binding errors, and determinism in both modes.
 #include "support/trace_recorder.hpp"
 
+#include <ebt/signals.hpp>
+
 using namespace ebt;
 using namespace std::chrono_literals;
 

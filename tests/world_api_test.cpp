@@ -4,6 +4,7 @@
 #include "support/trace_recorder.hpp"
 
 #include <ebt/ebt.hpp>
+#include <ebt/signals.hpp>
 
 #include <doctest/doctest.h>
 

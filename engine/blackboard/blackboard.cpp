@@ -1,6 +1,8 @@
 // Blackboard schema bookkeeping and change notification.
 #include <ebt/agent.hpp>
 #include <ebt/blackboard.hpp>
+#include <ebt/detail/engine_access.hpp>
+#include <ebt/signals.hpp>
 
 #include <algorithm>
 #include <mutex>
@@ -125,7 +127,8 @@ void BlackboardSchema::require(KeyId id, const TypeInfo* type) const {
 
 void Blackboard::changed(KeyId id) {
     if (agent_) agent_->on_blackboard_change(id);
-    if (bus_ && bus_->has_slots()) bus_->publish(BlackboardChange{*this, id, schema_->info(id).name, agent_});
+    if (bus_ && detail::EngineAccess::has_slots(*bus_))
+        detail::EngineAccess::publish(*bus_, BlackboardChange{*this, id, schema_->info(id).name, agent_});
 }
 
 }  // namespace ebt

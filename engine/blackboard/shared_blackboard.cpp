@@ -1,6 +1,7 @@
 // SharedBlackboard: double-buffered values, published once per frame.
 #include <ebt/shared_blackboard.hpp>
 
+#include <ebt/signals.hpp>
 #include <ebt/tree.hpp>
 
 #include <cstdio>
@@ -8,9 +9,12 @@
 
 namespace ebt {
 
-SharedBlackboard::SharedBlackboard(std::string name) : name_(std::move(name)) {
+SharedBlackboard::SharedBlackboard(std::string name)
+    : name_(std::move(name)), signal_(std::make_unique<Signal>(&slot_errors_)) {
     if (name_.empty()) throw UsageError("a shared blackboard needs a name");
 }
+
+SharedBlackboard::~SharedBlackboard() = default;
 
 namespace {
 /// A value for error messages: numbers and bools as such, anything else as its bytes in hex.
@@ -106,7 +110,7 @@ std::size_t SharedBlackboard::publish() {
         if (std::memcmp(to, from, info.type->size) == 0) continue;
         std::memcpy(to, from, info.type->size);
         ++changed;
-        signal_(*this, k);
+        (*signal_)(*this, k);
     }
     return changed;
 }

@@ -13,6 +13,8 @@
 
 #include "tree/tree_data.hpp"
 
+#include <ebt/detail/agent_host.hpp>     // the host an agent tells of wakes (a World)
+#include <ebt/detail/engine_access.hpp>  // Blackboard::raw_values for guards
 #include <ebt/agent.hpp>
 #include <ebt/assert.hpp>
 

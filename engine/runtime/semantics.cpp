@@ -89,7 +89,7 @@ bool Runtime::eval_predicate(PredRange range, NodeIndex owner) {
         case PredOp::False: stack[top++] = false; break;
         case PredOp::KeyIs: {
             const auto& info = t.schema.info(static_cast<KeyId>(in.arg));
-            const bool v = *reinterpret_cast<const bool*>(a.blackboard_.raw_values() + info.offset);
+            const bool v = *reinterpret_cast<const bool*>(EngineAccess::raw_values(a.blackboard_) + info.offset);
             stack[top++] = (v == in.expected);
             break;
         }

@@ -3,6 +3,8 @@
 
 #include <ebt/detail/hash.hpp>
 #include <ebt/limits.hpp>
+#include <ebt/detail/engine_access.hpp>  // mirror, set_host, tick_numbered, raw_values
+#include <ebt/signals.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -55,7 +57,15 @@ constexpr TimePoint kNever = std::numeric_limits<TimePoint>::max();
 constexpr std::uint32_t kRetiredGeneration = 0xFFFFFFFF;
 }  // namespace
 
-World::World() = default;
+/// A shared blackboard the world owns, the agents whose trees read each of its keys, and the one
+/// connection (of the world's router) through which its published changes reach them.
+struct World::SharedEntry {
+    std::unique_ptr<SharedBlackboard> blackboard;
+    std::vector<std::vector<Subscriber>> subscribers;  // per shared key
+    boost::signals2::scoped_connection router;
+};
+
+World::World() : bus_(std::make_unique<ChangeBus>()) {}
 
 World::~World() {
     // Every handle is stale before the first onTerminate runs; spawns from those are refused, and
@@ -124,7 +134,7 @@ Agent& World::at(AgentHandle h) {
 }
 
 std::uint64_t World::slot_errors() const noexcept {
-    std::uint64_t n = bus_.slot_errors();
+    std::uint64_t n = bus_->slot_errors();
     for (const auto& entry : shared_) n += entry.blackboard->slot_errors();
     return n;
 }
@@ -220,7 +230,7 @@ void World::route(std::size_t shared_index, KeyId key) {
             continue;
         }
         // Wakes the agent if a live guard reads the key.
-        s.agent->blackboard().mirror(sub.tree_key, shared_[shared_index].blackboard->published(key));
+        detail::EngineAccess::mirror(s.agent->blackboard(), sub.tree_key, shared_[shared_index].blackboard->published(key));
         ++i;
     }
 }
@@ -272,11 +282,11 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
     ao.seed = options.seed;
     ao.restart_on_end = options.restart_on_end;
     ao.listener = listener_ ? &s.forwarder : s.forwarder.own;
-    ao.bus = &bus_;
+    ao.bus = bus_.get();
     ao.user = options.user;
     ao.blackboard = options.blackboard;
     s.agent.emplace(std::move(tree), ao);
-    s.agent->set_host(this, index);
+    detail::EngineAccess::set_host(*s.agent, this, index);
     subscribe(index, options);
     s.last_time = now_;
     s.state = State::Live;
@@ -337,6 +347,8 @@ void World::destroy(std::uint32_t index) {
     --busy_;
     release(index);
 }
+
+bool World::callback_running() const noexcept { return in_step_ || busy_ != 0 || bus_->emitting(); }
 
 void World::free_when_idle() {
     if (pending_frees_.empty() || callback_running()) return;
@@ -461,7 +473,7 @@ void World::step_slot(std::uint32_t index, FrameMetrics& m) {
     const std::uint32_t visited = stats.nodes_visited, timers = stats.timers_fired;
     // tick_numbered() checks what game code could have broken: a tick number behind the agent's (it
     // was ticked by hand), a tick of the same agent already running, a moved-from agent.
-    a.tick_numbered(frame_, dt);
+    detail::EngineAccess::tick_numbered(a, frame_, dt);
     ++m.agents_stepped;
     m.behaviors_updated += stats.updates - updates;
     m.guards_evaluated += stats.guards_evaluated - guards;
@@ -637,7 +649,7 @@ std::uint64_t World::state_hash() const {
         // The logical clock: what the agent's clock reads once the frames it skipped are applied.
         const TimePoint clock = a.now() + (now_ - s.last_time);
         mix(&clock, sizeof clock);
-        mix(a.blackboard().raw_values(), a.tree().schema().storage_size());
+        mix(detail::EngineAccess::raw_values(a.blackboard()), a.tree().schema().storage_size());
     }
     for (const auto& entry : shared_) {
         const auto& values = entry.blackboard->published_values();

@@ -34,21 +34,10 @@ namespace ebt {
 
 namespace detail {
 struct Runtime;
-}
+struct EngineAccess;
+class AgentHost;  // <ebt/detail/agent_host.hpp>: who embeds an agent (a World)
+}  // namespace detail
 class World;
-
-/// Who embeds an agent (a World): told when something outside the agent's own tick gives it work for
-/// its next tick (a blackboard write, a resume, an abort or restart), so that idle agents need not be
-/// polled. Called synchronously, on the thread that caused the wake.
-class AgentHost {
-public:
-    virtual void on_agent_wake(std::uint32_t slot) = 0;
-    /// The handle by which the host names the agent in `slot` (ActionContext::agent_handle).
-    virtual AgentHandle handle_of(std::uint32_t slot) const noexcept = 0;
-
-protected:
-    ~AgentHost() = default;
-};
 
 enum class Mode : std::uint8_t { Polling, Event };
 
@@ -81,7 +70,7 @@ struct AgentOptions {
     std::uint64_t seed = 0;             // random and weighted selectors draw from (seed, node, entry count)
     bool restart_on_end = true;         // when the root's run ends, start afresh on the next tick
     TraceListener* listener = nullptr;  // not owned; must outlive the agent or be reset first
-    ChangeBus* bus = nullptr;           // not owned; blackboard changes are emitted there when set
+    ChangeBus* bus = nullptr;           // not owned; changes are emitted there when set (<ebt/signals.hpp>)
     UserPointer user = {};              // not owned; the game object the agent acts for (ActionContext::user)
     /// Blackboard values the agent starts with instead of the tree's initial ones: set before anything
     /// runs, neither emitted as changes nor waking guards (nothing has run yet). UsageError (nothing is
@@ -172,17 +161,9 @@ public:
     /// The shared blackboard bound to `scope`, or nullptr.
     SharedBlackboard* bound(std::string_view scope) const;
 
-    /// Embedding: a host (World) is told of wakes from outside the agent's tick.
-    void set_host(AgentHost* host, std::uint32_t slot) noexcept {
-        host_ = host;
-        host_slot_ = slot;
-    }
-    /// Embedding: run one tick numbered `tick` (a world's frame number, so that traces of agents that
-    /// skip idle frames stay comparable). `tick` must not go backwards.
-    Status tick_numbered(std::uint64_t tick, Duration dt);
-
 private:
     friend struct detail::Runtime;
+    friend struct detail::EngineAccess;  // set_host() and tick_numbered(), for a World
     friend class Blackboard;
     friend class ActionContext;
     friend class ConditionContext;
@@ -190,13 +171,21 @@ private:
     void on_blackboard_change(KeyId key);
     KeyId shared_key_id(KeyId key) const;
     void* user_object(std::uint16_t type, const char* who) const;
+    /// Embedding: a host (World) is told of wakes from outside the agent's tick.
+    void set_host(detail::AgentHost* host, std::uint32_t slot) noexcept {
+        host_ = host;
+        host_slot_ = slot;
+    }
+    /// Embedding: run one tick numbered `tick` (a world's frame number, so that traces of agents that
+    /// skip idle frames stay comparable). `tick` must not go backwards.
+    Status tick_numbered(std::uint64_t tick, Duration dt);
 
     // Kept small on purpose: this object plus the state block is the agent's whole footprint.
     Tree tree_;
     std::unique_ptr<std::max_align_t[]> block_;
     Blackboard blackboard_;  // also holds the ChangeBus pointer
     TraceListener* listener_ = nullptr;
-    AgentHost* host_ = nullptr;
+    detail::AgentHost* host_ = nullptr;
     void* user_ = nullptr;             // AgentOptions::user; its type id is user_type_
     std::uint64_t seed_ = 0;
     std::uint64_t serial_ = 0;

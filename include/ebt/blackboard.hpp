@@ -8,17 +8,14 @@
 //
 // Writing a value equal to the current one is not a change. A change
 //   1. wakes the owning agent's guards that read the key (the engine's own wake path, a direct call),
-//   2. is then emitted on the agent's ChangeBus (Boost.Signals2), where game code and tools subscribe.
+//   2. is then emitted on the agent's ChangeBus (Boost.Signals2), where game code and tools subscribe
+//      (the bus and the signals are in <ebt/signals.hpp>: this header does not include Boost).
 // See docs/architecture.md, "Blackboard changes", for why the engine does not use one signal per key.
 //
 // Thread-safety: none. A blackboard belongs to its agent and is used on the thread that ticks it.
 #pragma once
 
 #include <ebt/status.hpp>
-
-#include <boost/signals2/dummy_mutex.hpp>
-#include <boost/signals2/signal.hpp>
-#include <boost/signals2/signal_type.hpp>
 
 #include <cstddef>
 #include <cstring>
@@ -33,7 +30,11 @@ namespace ebt {
 
 class Agent;
 class Blackboard;
+class ChangeBus;  // <ebt/signals.hpp>
 class SharedBlackboard;
+namespace detail {
+struct EngineAccess;
+}
 
 using KeyId = std::uint16_t;
 inline constexpr KeyId kNoKey = 0xFFFF;
@@ -197,92 +198,6 @@ private:
     Seal seal_;  // last: unregistered before the keys an error message would read are destroyed
 };
 
-/// What a ChangeBus slot receives. Valid only during the call.
-struct BlackboardChange {
-    const Blackboard& blackboard;
-    KeyId key;
-    std::string_view name;
-    Agent* agent;  // the agent owning the blackboard (nullptr for a free-standing blackboard)
-};
-
-namespace detail {
-/// The Boost.Signals2 combiner of the engine's change signals (ChangeBus, SharedBlackboard): it calls
-/// every connected slot even when one throws. A slot is an observer, like a trace listener: its
-/// exception is swallowed and counted in `*errors`, so that it can neither stop the slots after it nor
-/// break the write or the publish that emitted the change.
-struct ContainSlotErrors {
-    using result_type = void;
-    std::uint64_t* errors = nullptr;
-    template <class Iterator> void operator()(Iterator first, Iterator last) const {
-        for (; first != last; ++first) {
-            try {
-                static_cast<void>(*first);  // calls the slot
-            } catch (const boost::signals2::expired_slot&) {
-                // a slot whose tracked object is gone: Boost disconnected it; not an error
-            } catch (...) {
-                if (errors) ++*errors;
-            }
-        }
-    }
-};
-}  // namespace detail
-
-/// One Boost.Signals2 signal carrying blackboard changes of many agents to game code and tools.
-/// Share one bus between all agents of a world: the bus, not each agent, pays for the signal.
-/// Slots run synchronously inside the write that caused them; a slot may write other keys (a
-/// change listener writing another key is defined: see docs/semantics.md, "Re-entrancy").
-/// A slot that throws is contained: the other slots still get the change, the write stands, and the
-/// exception is counted (slot_errors()). Not copyable or movable (its signal counts into the bus).
-/// Thread-safety: uses dummy_mutex; connect, disconnect and emit on the simulation thread only.
-class ChangeBus {
-public:
-    using Signal = boost::signals2::signal_type<
-        void(const BlackboardChange&),
-        boost::signals2::keywords::combiner_type<detail::ContainSlotErrors>,
-        boost::signals2::keywords::mutex_type<boost::signals2::dummy_mutex>>::type;
-
-    ChangeBus() = default;
-    ChangeBus(const ChangeBus&) = delete;
-    ChangeBus& operator=(const ChangeBus&) = delete;
-
-    /// The signal itself (to connect with groups, inspect slots, ...). Handing it out counts as a
-    /// possible connection: from then on every change asks the signal whether it has slots.
-    Signal& changes() noexcept {
-        maybe_connected_ = true;
-        return signal_;
-    }
-    /// Convenience: connect a slot. Keep the returned connection (or a scoped_connection) to disconnect.
-    template <class F> boost::signals2::connection subscribe(F&& slot) {
-        maybe_connected_ = true;
-        return signal_.connect(std::forward<F>(slot));
-    }
-
-    /// Engine use (Blackboard writes): whether a change must be emitted. A bus that was never
-    /// connected to answers with one test; asking the signal (`empty()`) costs about as much as a
-    /// whole unwatched write (docs/benchmarks.md), and every agent of a World has a bus.
-    bool has_slots() const { return maybe_connected_ && !signal_.empty(); }
-    /// Engine use: emits `change` to the connected slots (exceptions from slots are counted, not thrown).
-    void publish(const BlackboardChange& change) {
-        struct Emitting {
-            std::uint32_t& depth;
-            explicit Emitting(std::uint32_t& d) : depth(d) { ++depth; }
-            ~Emitting() { --depth; }
-        } emitting(emitting_);
-        signal_(change);
-    }
-    /// True while a change is being emitted (a slot is running): a World defers freeing agents then,
-    /// since the change's blackboard belongs to one of them.
-    bool emitting() const noexcept { return emitting_ != 0; }
-    /// Exceptions thrown by slots of this bus since it was created (each swallowed).
-    std::uint64_t slot_errors() const noexcept { return slot_errors_; }
-
-private:
-    std::uint64_t slot_errors_ = 0;
-    Signal signal_{detail::ContainSlotErrors{&slot_errors_}};
-    std::uint32_t emitting_ = 0;    // nesting depth of publish()
-    bool maybe_connected_ = false;  // set once subscribe() or changes() was called; never cleared
-};
-
 /// An agent's blackboard: typed access to its values. Owned by an Agent (see Agent::blackboard()).
 class Blackboard {
 public:
@@ -346,13 +261,6 @@ public:
     }
     Agent* agent() const noexcept { return agent_; }
 
-    /// Raw access for engine internals and tools (debug views, state hashing).
-    const std::byte* raw_values() const noexcept { return values_; }
-
-    /// Engine and World use: stores a shared key's newly published value; a change wakes guards and
-    /// is emitted like any other change. Returns true when the value changed.
-    bool mirror(KeyId id, const void* value);
-
 private:
     friend class Agent;
     Blackboard() = default;
@@ -377,6 +285,13 @@ private:
     void get_converted(KeyId id, const TypeInfo* as, void* out) const;
     void changed(KeyId id);
     void set_shared(KeyId id, const void* value);
+    // The engine's hooks, reached through detail::EngineAccess (<ebt/detail/engine_access.hpp>):
+    friend struct detail::EngineAccess;
+    /// The values, laid out by the schema (guard evaluation, state hashing, debug views).
+    const std::byte* raw_values() const noexcept { return values_; }
+    /// Stores a shared key's newly published value (a World routing a publish); a change wakes guards
+    /// and is emitted like any other change. Returns true when the value changed.
+    bool mirror(KeyId id, const void* value);
 
     const BlackboardSchema* schema_ = nullptr;
     std::byte* values_ = nullptr;

@@ -3,9 +3,10 @@
 // Writes (from game code, or from agents through a tree's shared keys) go to a pending buffer; the
 // readers see the values published at the start of the frame. publish() (which a World calls at the
 // start of every step) copies the pending values that differ and emits one change per changed key on
-// this blackboard's single Boost.Signals2 signal. A World connects one slot to it, which routes each
-// change to the agents whose trees read the key: no connection per agent. Conflicting writes in one
-// frame: the last write wins (agents step in slot order, so this is deterministic).
+// this blackboard's single Boost.Signals2 signal (changes(); its type is in <ebt/signals.hpp>, which
+// subscribers include: this header does not include Boost). A World connects one slot to it, which
+// routes each change to the agents whose trees read the key: no connection per agent. Conflicting
+// writes in one frame: the last write wins (agents step in slot order, so this is deterministic).
 //
 // A tree reads a shared key through a key declared with TreeBuilder::shared_key<T>("squad", "alarm"),
 // named "squad.alarm" in the tree; spawning binds the scope "squad" to a SharedBlackboard. A key is
@@ -22,6 +23,7 @@
 
 #include <ebt/blackboard.hpp>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,7 @@ namespace ebt {
 
 class Tree;
 class SharedBlackboard;
+class SharedBlackboardSignal;  // <ebt/signals.hpp>
 
 namespace detail {
 /// Binding a tree's shared scope `scope` (an index into its schema's scopes) to `shared`: checks the
@@ -40,12 +43,11 @@ void bind_shared_keys(const Tree& tree, std::uint8_t scope, SharedBlackboard& sh
 
 class SharedBlackboard {
 public:
-    using Signal = boost::signals2::signal_type<
-        void(const SharedBlackboard&, KeyId),
-        boost::signals2::keywords::combiner_type<detail::ContainSlotErrors>,
-        boost::signals2::keywords::mutex_type<boost::signals2::dummy_mutex>>::type;
+    /// A Boost.Signals2 signal of void(const SharedBlackboard&, KeyId); include <ebt/signals.hpp> to use it.
+    using Signal = SharedBlackboardSignal;
 
     explicit SharedBlackboard(std::string name);
+    ~SharedBlackboard();
     SharedBlackboard(const SharedBlackboard&) = delete;
     SharedBlackboard& operator=(const SharedBlackboard&) = delete;
 
@@ -87,7 +89,8 @@ public:
     const BlackboardSchema& schema() const noexcept { return schema_; }
     const std::byte* published(KeyId id) const { return published_.data() + schema_.info(id).offset; }
     const std::vector<std::byte>& published_values() const noexcept { return published_; }
-    Signal& changes() noexcept { return signal_; }
+    /// The signal emitted once per changed key by publish() (include <ebt/signals.hpp> to connect).
+    Signal& changes() noexcept { return *signal_; }
 
 private:
     std::string name_;
@@ -98,7 +101,7 @@ private:
     bool any_written_ = false;
     bool publishing_ = false;  // inside publish(): declare() and publish() are refused
     std::uint64_t slot_errors_ = 0;
-    Signal signal_{detail::ContainSlotErrors{&slot_errors_}};
+    std::unique_ptr<Signal> signal_;  // counts into slot_errors_; held by pointer so that this header needs no Boost
 };
 
 }  // namespace ebt

@@ -39,6 +39,7 @@
 #pragma once
 
 #include <ebt/agent.hpp>
+#include <ebt/detail/agent_host.hpp>
 #include <ebt/shared_blackboard.hpp>
 
 #include <array>
@@ -96,7 +97,7 @@ struct FrameMetrics {
     std::chrono::nanoseconds wall_time{0};
 };
 
-class World : private AgentHost {
+class World : private detail::AgentHost {
 public:
     World();
     ~World();
@@ -160,8 +161,9 @@ public:
     /// The shared blackboard called `name`, or nullptr.
     SharedBlackboard* shared(std::string_view name) noexcept;
 
-    /// The shared bus on which every agent of this world emits its blackboard changes.
-    ChangeBus& bus() noexcept { return bus_; }
+    /// The shared bus on which every agent of this world emits its blackboard changes (include
+    /// <ebt/signals.hpp> to subscribe).
+    ChangeBus& bus() noexcept { return *bus_; }
     std::uint64_t frame() const noexcept { return frame_; }
     TimePoint now() const noexcept { return now_; }
     std::size_t size() const noexcept { return live_; }
@@ -214,7 +216,7 @@ private:
     void destroy(std::uint32_t slot);        // frees the agent (its onTerminate callbacks run), then release()
     /// Whether user code run by the world may be on the stack (a step, an agent being freed, a change
     /// slot of the bus): then despawned agents are not freed at once.
-    bool callback_running() const noexcept { return in_step_ || busy_ != 0 || bus_.emitting(); }
+    bool callback_running() const noexcept;
     void free_when_idle();  // frees the deferred despawns unless a callback is running
     void free_deferred();   // frees the deferred despawns (except agents still inside their own tick)
     bool valid(AgentHandle handle) const noexcept;
@@ -264,11 +266,7 @@ private:
         std::uint32_t generation;
         KeyId tree_key;
     };
-    struct SharedEntry {
-        std::unique_ptr<SharedBlackboard> blackboard;
-        std::vector<std::vector<Subscriber>> subscribers;  // per shared key
-        boost::signals2::scoped_connection router;
-    };
+    struct SharedEntry;  // a shared blackboard, its subscribers and its routing connection (world.cpp)
     void route(std::size_t shared_index, KeyId key);
     std::size_t shared_index(const SharedBlackboard* blackboard) const;
     void validate_bindings(const Tree& tree, const SpawnOptions& options) const;
@@ -290,7 +288,7 @@ private:
     std::vector<std::uint32_t> free_;
     std::vector<PendingSpawn> pending_spawns_;
     std::vector<std::uint32_t> pending_frees_;  // despawned, freed when no callback uses them
-    ChangeBus bus_;
+    std::unique_ptr<ChangeBus> bus_;  // by pointer so that this header needs no Boost
     TimePoint now_ = 0;
     std::uint64_t frame_ = 0;
     std::uint32_t budget_ = 0;

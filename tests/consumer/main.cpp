@@ -1,6 +1,7 @@
 // Built against an *installed* ebt by the package_consumer test: only the
 // public headers and the exported ebt::ebt target are available here.
 #include <ebt/ebt.hpp>
+#include <ebt/signals.hpp>  // installed too: subscribing to blackboard changes
 
 #ifndef EBT_HAS_XML
 #error "<ebt/ebt.hpp> must provide <ebt/config.hpp>'s EBT_HAS_XML"
@@ -8,6 +9,14 @@
 
 int main() {
     if (ebt::version_string() == nullptr) return 1;
+    {
+        ebt::ChangeBus bus;
+        int changes = 0;
+        const boost::signals2::scoped_connection slot = bus.subscribe([&](const ebt::BlackboardChange&) { ++changes; });
+        ebt::Agent agent(ebt::TreeBuilder("T").key<int>("n", 0).always_success().end(), {.bus = &bus});
+        agent.blackboard().set("n", 1);
+        if (changes != 1) return 1;
+    }
 #if EBT_HAS_XML
     // The XML loader links pugixml, which the package finds for us (find_dependency).
     const ebt::Registry registry;

@@ -1,0 +1,43 @@
+// EngineAccess: the engine's way into the hooks of public classes that game code must not call.
+//
+// Blackboard, ChangeBus and Agent keep a few members private because calling them from game code
+// would break what the engine relies on: writing a shared key's mirror behind the World's back,
+// emitting a change nobody made, ticking an agent out of its World's frame order. The engine (the
+// World, the runtime, blackboard writes), tools (state hashing, debug views) and white-box tests reach
+// them through this class, which those classes befriend. A game includes <ebt/ebt.hpp>, never this.
+//
+// Each function is a one-line inline forward, so that the engine's hot paths (a write asking its bus
+// whether anyone listens, a guard reading a value) cost what a direct member call costs.
+#pragma once
+
+#include <ebt/agent.hpp>
+#include <ebt/blackboard.hpp>
+#include <ebt/detail/agent_host.hpp>
+#include <ebt/signals.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ebt::detail {
+
+struct EngineAccess {
+    /// The blackboard's values, laid out by its schema (BlackboardSchema::info(key).offset).
+    static const std::byte* raw_values(const Blackboard& blackboard) noexcept { return blackboard.raw_values(); }
+    /// Stores a shared key's newly published value in an agent's mirror (a World routing a publish):
+    /// a change wakes guards and is emitted like any other change. Returns true when the value changed.
+    static bool mirror(Blackboard& blackboard, KeyId key, const void* value) { return blackboard.mirror(key, value); }
+
+    /// Whether a change must be emitted on `bus` (one flag test while nobody ever connected).
+    static bool has_slots(const ChangeBus& bus) { return bus.has_slots(); }
+    /// Emits `change` to the bus's slots; their exceptions are counted, not thrown.
+    static void publish(ChangeBus& bus, const BlackboardChange& change) { bus.publish(change); }
+
+    /// Makes `host` the agent's host, naming it by `slot`: the host is told of wakes from outside the
+    /// agent's tick, and Agent::tick() is refused (the host steps the agent).
+    static void set_host(Agent& agent, AgentHost* host, std::uint32_t slot) noexcept { agent.set_host(host, slot); }
+    /// Runs one tick numbered `tick` (a world's frame number, so that traces of agents that skip idle
+    /// frames stay comparable). UsageError when `tick` goes backwards.
+    static Status tick_numbered(Agent& agent, std::uint64_t tick, Duration dt) { return agent.tick_numbered(tick, dt); }
+};
+
+}  // namespace ebt::detail
