@@ -99,6 +99,33 @@ Predicate Predicate::is(std::string key, bool expected) {
     n->expected = expected;
     return Predicate(std::move(n));
 }
+Predicate Predicate::compare(std::string key, Comparison op, const TypeInfo* type, const void* value) {
+    if (!type || !value) throw BuildError("comparison of key '" + key + "' with no value");
+    auto n = make_pred(PredOp::Compare);
+    n->name = std::move(key);
+    n->comparison = op;
+    n->literal_type = type;
+    n->literal.assign(static_cast<const std::byte*>(value), static_cast<const std::byte*>(value) + type->size);
+    return Predicate(std::move(n));
+}
+Predicate Predicate::compare(std::string key, Comparison op, KeyRef other) {
+    auto n = make_pred(PredOp::Compare);
+    n->name = std::move(key);
+    n->comparison = op;
+    n->other_key = std::move(other.name);
+    return Predicate(std::move(n));
+}
+const char* to_string(Comparison c) noexcept {
+    switch (c) {
+    case Comparison::Less: return "<";
+    case Comparison::LessEqual: return "<=";
+    case Comparison::Greater: return ">";
+    case Comparison::GreaterEqual: return ">=";
+    case Comparison::Equal: return "==";
+    case Comparison::NotEqual: return "!=";
+    }
+    return "?";
+}
 Predicate Predicate::constant(bool value) { return Predicate(make_pred(value ? PredOp::True : PredOp::False)); }
 Predicate operator!(const Predicate& p) { return compose(PredOp::Not, "!", p, nullptr); }
 Predicate operator&&(const Predicate& a, const Predicate& b) { return compose(PredOp::And, "&&", a, &b); }
