@@ -133,7 +133,10 @@ private:
         if (name == "true") return True();
         if (name == "false") return False();
         if (at_comparison()) {
-            if (registry_.find_condition(name)) fail("'" + name + "' is a registered condition; write {" + name + "} to compare the key");
+            if (registry_.find_condition(name)) {
+                pos_ = name_at;
+                fail("'" + name + "' is a registered condition; write {" + name + "} to compare the key");
+            }
             return comparison(std::move(name), name_at);
         }
         if (const ConditionSpec* spec = registry_.find_condition(name)) return condition(name, *spec, name_at);
