@@ -41,8 +41,6 @@ inline AbortMode default_child_abort(NodeKind parent) {
     }
 }
 
-/// Whether `t` is one of the number types (int, unsigned, long, long long, float, double).
-bool is_number(const TypeInfo* t);
 /// `value` (of type `from`) as a `to`, when both are number types and the value converts exactly.
 std::optional<std::vector<std::byte>> convert_number(const TypeInfo* from, const void* value, const TypeInfo* to);
 

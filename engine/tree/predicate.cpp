@@ -1,4 +1,5 @@
-// Predicate: composable preconditions (True/False/Not/And/Or/Xor over conditions and bool keys),
+// Predicate: composable preconditions (True/False/Not/And/Or/Xor over conditions, bool keys and
+// comparisons of number keys),
 // measured against the predicate limits (include/ebt/limits.hpp) as they are composed.
 #include "tree/builder_internal.hpp"
 

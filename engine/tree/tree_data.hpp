@@ -191,6 +191,10 @@ struct TreeData {
     }
 };
 
+/// Whether `t` is one of the number types a comparison or a converted value takes (int, unsigned,
+/// long, long long, float, double; builder.cpp).
+bool is_number(const TypeInfo* t);
+
 /// A comparison predicate as written in messages, describe() and XML: "enemy_dist < 5",
 /// "ammo >= clip_size" (builder.cpp).
 std::string comparison_text(const Predicate::Node& n);

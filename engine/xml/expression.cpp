@@ -1,5 +1,6 @@
-// The small expression grammar of ScriptCondition code and _precondition: bool keys, registered
-// conditions, true/false, !, &&, ^, ||, parentheses. `{key}` names a key explicitly (for a key that
+// The small expression grammar of ScriptCondition code and _precondition: bool keys, comparisons of
+// number keys (< <= > >= == != against a number or a key), registered conditions, true/false, !, &&,
+// ^, ||, parentheses. `{key}` names a key explicitly (for a key that
 // is named like a registered condition: a bare name is the condition).
 #include "xml/xml_internal.hpp"
 
@@ -176,7 +177,7 @@ private:
             pos_ = name_at;
             fail("key '" + name + "' is compared but its type is not known: declare it in the tree's <Blackboard> with a number type");
         }
-        if (!number_type(type)) {
+        if (!ebt::detail::is_number(type)) {
             pos_ = name_at;
             fail("key '" + name + "' is " + type->name + "; a comparison needs a number key (int, unsigned, long, long long, float or double)");
         }
@@ -219,11 +220,6 @@ private:
         }
         keys_.push_back({other, type, what});
         return Predicate::compare(std::move(name), op, KeyRef{std::move(other)});
-    }
-
-    static bool number_type(const TypeInfo* t) {
-        return t == type_of<int>() || t == type_of<unsigned>() || t == type_of<long>() || t == type_of<long long>() ||
-               t == type_of<float>() || t == type_of<double>();
     }
 
     // "{key}" at pos_: the key's name (a key, never a condition).

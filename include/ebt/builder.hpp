@@ -59,7 +59,8 @@ struct KeyRef {
     std::string name;
 };
 
-/// A composable precondition (the seeds' True/False/Not/And/Or/Xor), attachable to any node.
+/// A composable precondition (the seeds' True/False/Not/And/Or/Xor over conditions, bool keys and
+/// comparisons), attachable to any node.
 /// The operators throw BuildError for a predicate nested deeper than limits::kMaxPredicateDepth (the
 /// '!' and parentheses writing it as an expression needs: `a || b && c` is 0, `(a || b) && c` and
 /// `!a` are 1) or with more than limits::kMaxPredicateOperands operands (one used twice counts twice).
