@@ -191,3 +191,27 @@ TEST_CASE("compare: a comparison is one operand of the predicate limits") {
     CHECK(build_error([&] { return p || lt("x", 0); }) ==
           "predicate has too many operands: '||' would give it 257 (at most 256)");
 }
+
+TEST_CASE("compare: an inlined subtree's comparison reads the keys it is remapped to") {
+    const Tree near = TreeBuilder("near").key<float>("dist").key<float>("reach", 2.0f)
+                          .sequence().condition(le("dist", KeyRef{"reach"})).action("Hit", test::running_action()).back()
+                          .end();
+    // 0 ActiveSelector, 1 near (guard: 2), 2 enemy_dist <= reach, 3 Hit, 4 Patrol
+    const Tree tree = TreeBuilder("outer").key<float>("enemy_dist", 9.0f)
+                          .active_selector()
+                              .subtree(near, {{"dist", "enemy_dist"}})
+                              .action("Patrol", test::running_action())
+                          .back()
+                          .end();
+    CHECK(tree.describe() ==
+          "0 ActiveSelector [children abort LowerPriority]\n"
+          "  1 Sequence near [guard, abort LowerPriority]\n"
+          "    2 Condition enemy_dist <= near#0.reach\n"  // reach stays private to this use
+          "    3 Action Hit\n"
+          "  4 Action Patrol\n");
+    test::in_both_modes(tree, [&](Run& r) {
+        r.expect_ticks({"0:I 4:I 4:U"});
+        r.agent.blackboard().set("enemy_dist", 2.0f);
+        r.expect_ticks({"4:T(Aborted) 1:I 3:I 3:U"});
+    });
+}
