@@ -57,7 +57,7 @@ TEST_CASE("modifiers: after back() they apply to the node back() closed") {
     CHECK(tree.abort_mode(tree.find("engage").index()) == AbortMode::Both);
     CHECK(tree.label(3) == "Attack");
     CHECK(tree.describe() ==
-          "0 ActiveSelector root\n"
+          "0 ActiveSelector root [children abort LowerPriority]\n"
           "  1 Sequence engage [guard, abort Both]\n"
           "    2 Condition enemy_seen\n"
           "    3 Action Attack\n"
@@ -86,7 +86,7 @@ TEST_CASE("modifiers: given as NodeOptions when the node is opened") {
                                     .end();
     CHECK(with_options.describe() == with_modifiers.describe());
     CHECK(with_options.describe() ==
-          "0 ActiveSelector root\n"
+          "0 ActiveSelector root [children abort LowerPriority]\n"
           "  1 Sequence engage [guard, abort Both]\n"
           "    2 Condition enemy_seen\n"
           "    3 Action Attack\n"

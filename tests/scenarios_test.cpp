@@ -45,7 +45,7 @@ TEST_CASE("scenarios: wide guard tree (K = 4) shape") {
     CHECK(tree.size() == 1 + 3 * 4 + 11);
     CHECK(tree.name() == "wide_4");
     CHECK(tree.describe() ==
-          "0 ActiveSelector\n"
+          "0 ActiveSelector [children abort LowerPriority]\n"
           "  1 Sequence [guard, abort LowerPriority]\n"
           "    2 Condition threat_0\n"
           "    3 Action Attack\n"
@@ -58,10 +58,10 @@ TEST_CASE("scenarios: wide guard tree (K = 4) shape") {
           "  10 Sequence [guard, abort LowerPriority]\n"
           "    11 Condition threat_3\n"
           "    12 Action Attack\n"
-          "  13 ActiveSelector guard\n"  // the subtree's root, labelled with its tree's name
+          "  13 ActiveSelector guard [children abort LowerPriority]\n"  // the subtree's root, labelled with its tree's name
           "    14 Sequence [guard, abort LowerPriority]\n"
           "      15 Condition enemy_seen\n"
-          "      16 ActiveSelector\n"
+          "      16 ActiveSelector [children abort LowerPriority]\n"
           "        17 Sequence [guard, abort LowerPriority]\n"
           "          18 Condition health_low\n"
           "          19 Action Runaway\n"
@@ -152,10 +152,10 @@ TEST_CASE("scenarios: deep guard tree (D = 3) shape") {
           "0 Sequence [guard, abort Self]\n"
           "  1 Sequence [guard, abort Self]\n"
           "    2 Sequence [guard, abort Self]\n"
-          "      3 ActiveSelector guard\n"
+          "      3 ActiveSelector guard [children abort LowerPriority]\n"
           "        4 Sequence [guard, abort LowerPriority]\n"
           "          5 Condition enemy_seen\n"
-          "          6 ActiveSelector\n"
+          "          6 ActiveSelector [children abort LowerPriority]\n"
           "            7 Sequence [guard, abort LowerPriority]\n"
           "              8 Condition health_low\n"
           "              9 Action Runaway\n"

@@ -46,8 +46,8 @@ TEST_CASE("xml errors: expressions in ScriptCondition and _precondition") {
     CHECK(load_error(reg, doc("<ScriptCondition code=\"a &amp;&amp;\"/>")) ==
           "t.xml:3:18: tree 'T', node /ScriptCondition: code=\"a &&\": expression ends where an operand was expected (at "
           "character 5)");
-    CHECK(load_error(reg, doc("<ScriptCondition code=\"a == 3\"/>")) ==
-          "t.xml:3:18: tree 'T', node /ScriptCondition: code=\"a == 3\": unexpected '=' (at character 3)");
+    CHECK(load_error(reg, doc("<ScriptCondition code=\"a = 3\"/>")) ==
+          "t.xml:3:18: tree 'T', node /ScriptCondition: code=\"a = 3\": unexpected '=' (at character 3)");
     CHECK(load_error(reg, doc("<ScriptCondition code=\"a &amp; b\"/>")) ==
           "t.xml:3:18: tree 'T', node /ScriptCondition: code=\"a & b\": '&' is not an operator here (use '&&') (at character 3)");
     CHECK(load_error(reg, doc("<Patrol _precondition=\"(a || b\"/>")) ==

@@ -98,7 +98,7 @@ TEST_CASE("xml: BehaviorTree.CPP built-in nodes map onto ebt's; compact and expl
           "    26 Selector\n"
           "      27 Retry\n"
           "        28 Action Fail\n"
-          "      29 ActiveSelector\n"
+          "      29 ActiveSelector [children abort LowerPriority]\n"
           "        30 Wait\n");
     const auto& d = t.data();
     CHECK(d.node(4).count == 3);

@@ -154,13 +154,13 @@ TEST_CASE("xml: every node kind and ebt attribute loads, saves and loads back th
     const xml::Loader loader(reg);
     const Tree a = loader.load_string(kEverything, "everything.xml");
     CHECK(a.describe() ==
-          "0 PrioritySelector root\n"
+          "0 PrioritySelector root [children abort Both]\n"
           "  1 Sequence [guard, abort Both]\n"
           "    2 Condition predicate\n"
           "    3 Filter [guard, abort None]\n"
           "      4 Condition !squad.alert\n"
           "      5 Action Shoot\n"
-          "  6 NonPrioritySelector\n"
+          "  6 NonPrioritySelector [children abort Self]\n"
           "    7 Monitor [guard, abort Self]\n"
           "      8 Condition complex\n"
           "      9 Action Attack\n"
@@ -179,7 +179,7 @@ TEST_CASE("xml: every node kind and ebt attribute loads, saves and loads back th
           "    22 Cooldown [guard, abort None]\n"
           "      23 Action Work2\n"
           "    24 Action Heal\n"
-          "  25 ActiveSelector\n"
+          "  25 ActiveSelector [children abort LowerPriority]\n"
           "    26 Sequence [guard, abort LowerPriority]\n"
           "      27 Condition quiet\n"
           "      28 Timeout\n"

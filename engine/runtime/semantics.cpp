@@ -6,6 +6,7 @@
 #include <ebt/detail/hash.hpp>
 
 #include <algorithm>
+#include <cstring>
 
 namespace ebt::detail {
 
@@ -77,6 +78,37 @@ NodeIndex Runtime::nth_child(NodeIndex p, std::size_t i) const {
 
 // ---- predicates and guards ---------------------------------------------------------------------------
 
+namespace {
+
+template <class T> bool compare_as(Comparison op, const std::byte* left, const std::byte* right) {
+    T l, r;
+    std::memcpy(&l, left, sizeof l);
+    std::memcpy(&r, right, sizeof r);
+    switch (op) {
+    case Comparison::Less: return l < r;
+    case Comparison::LessEqual: return l <= r;
+    case Comparison::Greater: return l > r;
+    case Comparison::GreaterEqual: return l >= r;
+    case Comparison::Equal: return l == r;
+    case Comparison::NotEqual: return l != r;
+    }
+    return false;
+}
+
+// Comparison `c` of tree `t` over the blackboard values `values`.
+bool compare(const detail::TreeData& t, const detail::CompareDef& c, const std::byte* values) {
+    const std::byte* left = values + t.schema.info(c.left).offset;
+    const std::byte* right = c.right == kNoKey ? c.literal : values + t.schema.info(c.right).offset;
+    if (c.type == type_of<int>()) return compare_as<int>(c.op, left, right);
+    if (c.type == type_of<unsigned>()) return compare_as<unsigned>(c.op, left, right);
+    if (c.type == type_of<long>()) return compare_as<long>(c.op, left, right);
+    if (c.type == type_of<long long>()) return compare_as<long long>(c.op, left, right);
+    if (c.type == type_of<float>()) return compare_as<float>(c.op, left, right);
+    return compare_as<double>(c.op, left, right);
+}
+
+}  // namespace
+
 bool Runtime::eval_predicate(PredRange range, NodeIndex owner) {
     if (stopping) return false;
     if (range.count == 0) return true;
@@ -116,6 +148,7 @@ bool Runtime::eval_predicate(PredRange range, NodeIndex owner) {
             stack[top++] = v;
             break;
         }
+        case PredOp::Compare: stack[top++] = compare(t, t.comparisons[in.arg], a.blackboard_.raw_values()); break;
         case PredOp::Not: stack[top - 1] = !stack[top - 1]; break;
         case PredOp::And: --top; stack[top - 1] = stack[top - 1] && stack[top]; break;
         case PredOp::Or: --top; stack[top - 1] = stack[top - 1] || stack[top]; break;

@@ -373,7 +373,7 @@ TreeBuilder& TreeBuilder::condition(const Predicate& predicate) {
     SourceNode n = plain(NodeKind::Condition);
     const bool one_condition = predicate.node() && predicate.node()->op == PredOp::Condition;
     n.predicate = impl_->resolve(predicate.node(), one_condition ? &n.literals : nullptr);
-    n.label = "predicate";
+    n.label = n.predicate->op == PredOp::Compare ? detail::comparison_text(*n.predicate) : "predicate";
     impl_->add(std::move(n));
     return *this;
 }
@@ -441,7 +441,7 @@ TreeBuilder& TreeBuilder::port_literal(std::string port, std::string text) {
     n.literals.emplace_back(std::move(port), std::move(text));
     return *this;
 }
-namespace {
+namespace detail {
 
 bool is_number(const TypeInfo* t) {
     return t == type_of<int>() || t == type_of<unsigned>() || t == type_of<long>() || t == type_of<long long>() ||
@@ -484,6 +484,19 @@ std::optional<std::vector<std::byte>> convert_number(const TypeInfo* from, const
     return std::nullopt;
 }
 
+std::string comparison_text(const Predicate::Node& n) {
+    std::string right = n.other_key;
+    if (n.literal_type) {
+        const std::optional<std::string> text = xml::format_value(n.literal_type, n.literal.data());
+        right = text ? *text : std::string("a ") + n.literal_type->name;
+    }
+    return n.name + " " + to_string(n.comparison) + " " + right;
+}
+
+}  // namespace detail
+
+namespace {
+
 /// `schema` without key `name` (a private constant nothing binds any more). Keys are bound by name
 /// until the tree is compiled, so the others' ids may change.
 void drop_key(BlackboardSchema& schema, const std::string& name) {
@@ -512,11 +525,11 @@ TreeBuilder& TreeBuilder::port_value_raw(std::string port, const TypeInfo* type,
     std::vector<std::byte> bytes;
     if (type == spec->type) {
         bytes.assign(static_cast<const std::byte*>(value), static_cast<const std::byte*>(value) + type->size);
-    } else if (auto converted = convert_number(type, value, spec->type)) {
+    } else if (auto converted = detail::convert_number(type, value, spec->type)) {
         bytes = std::move(*converted);
     } else {
         const std::optional<std::string> text = xml::format_value(type, value);
-        const bool numbers = is_number(type) && is_number(spec->type);
+        const bool numbers = detail::is_number(type) && detail::is_number(spec->type);
         impl_->fail(at, "port '" + port + "' of " + describe_source(n) + " is " + spec->type->name + "; the value given" +
                             (text ? " (" + *text + ")" : std::string()) + " is " + type->name +
                             (numbers ? " and does not convert to it exactly" : std::string()));

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,20 @@ inline bool is_selector_family(NodeKind k) {
 inline bool has_leading_guard(NodeKind k) {
     return k == NodeKind::Sequence || k == NodeKind::Filter || k == NodeKind::ReactiveSequence;
 }
+
+/// The abort mode a guarded child of a `parent` composite gets when it was given none
+/// (docs/builder.md, "Default abort modes"); None for every kind but the three reactive selectors.
+inline AbortMode default_child_abort(NodeKind parent) {
+    switch (parent) {
+    case NodeKind::ActiveSelector: return AbortMode::LowerPriority;
+    case NodeKind::PrioritySelector: return AbortMode::Both;
+    case NodeKind::NonPrioritySelector: return AbortMode::Self;
+    default: return AbortMode::None;
+    }
+}
+
+/// `value` (of type `from`) as a `to`, when both are number types and the value converts exactly.
+std::optional<std::vector<std::byte>> convert_number(const TypeInfo* from, const void* value, const TypeInfo* to);
 
 /// A fresh predicate node of operator `op`.
 std::shared_ptr<Predicate::Node> make_pred(PredOp op);

@@ -92,6 +92,11 @@ struct Compiler {
             out->condition_uses.push_back(use);
             break;
         }
+        case PredOp::Compare: {
+            out->predicates.push_back(PredInstr{PredOp::Compare, true, static_cast<std::uint32_t>(out->comparisons.size())});
+            out->comparisons.push_back(compile_comparison(at, p, keys));
+            break;
+        }
         case PredOp::True:
         case PredOp::False: out->predicates.push_back(PredInstr{p.op, true, 0}); break;
         case PredOp::Not:
@@ -123,6 +128,35 @@ struct Compiler {
             break;
         }
         }
+    }
+
+    // Comparison `p`, type-checked: number keys, two keys of one type, a literal that converts to
+    // the key's type exactly. Adds the keys it reads to `keys` (its guard watches them).
+    detail::CompareDef compile_comparison(NodeIndex at, const Predicate::Node& p, std::set<KeyId>& keys) {
+        const std::string what = "comparison '" + detail::comparison_text(p) + "'";
+        detail::CompareDef c;
+        c.op = p.comparison;
+        c.left = key_for(at, p.name, nullptr, what);
+        c.type = out->schema.info(c.left).type;
+        if (!detail::is_number(c.type))
+            fail(at, what + " needs a number key (int, unsigned, long, long long, float or double), but '" + p.name +
+                         "' is declared as " + c.type->name);
+        keys.insert(c.left);
+        if (p.literal_type) {
+            auto converted = detail::convert_number(p.literal_type, p.literal.data(), c.type);
+            if (!converted)
+                fail(at, what + ": the value is " + p.literal_type->name + " and does not convert exactly to " + c.type->name +
+                             ", the type of key '" + p.name + "'");
+            std::copy(converted->begin(), converted->end(), c.literal);
+        } else {
+            c.right = key_for(at, p.other_key, nullptr, what);
+            const TypeInfo* right = out->schema.info(c.right).type;
+            if (right != c.type)
+                fail(at, what + " compares keys of different types: '" + p.name + "' is " + c.type->name + ", '" + p.other_key +
+                             "' is " + right->name + " (compare keys of one type)");
+            keys.insert(c.right);
+        }
+        return c;
     }
 
     // If source node `s` is (after folding) a condition, returns its predicate.
@@ -309,11 +343,7 @@ struct Compiler {
                 g.mode = s.abort;
             } else {
                 int mode = 0;
-                if (d.parent != kNoNode) {
-                    if (parent_kind == NodeKind::ActiveSelector) mode |= static_cast<int>(AbortMode::LowerPriority);
-                    if (parent_kind == NodeKind::PrioritySelector) mode |= static_cast<int>(AbortMode::Both);
-                    if (parent_kind == NodeKind::NonPrioritySelector) mode |= static_cast<int>(AbortMode::Self);
-                }
+                if (d.parent != kNoNode) mode |= static_cast<int>(detail::default_child_abort(parent_kind));
                 if (d.kind == NodeKind::Monitor || d.kind == NodeKind::ReactiveSequence) mode |= static_cast<int>(AbortMode::Self);
                 g.mode = static_cast<AbortMode>(mode);
             }

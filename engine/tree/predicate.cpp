@@ -1,4 +1,5 @@
-// Predicate: composable preconditions (True/False/Not/And/Or/Xor over conditions and bool keys),
+// Predicate: composable preconditions (True/False/Not/And/Or/Xor over conditions, bool keys and
+// comparisons of number keys),
 // measured against the predicate limits (include/ebt/limits.hpp) as they are composed.
 #include "tree/builder_internal.hpp"
 
@@ -98,6 +99,33 @@ Predicate Predicate::is(std::string key, bool expected) {
     n->name = std::move(key);
     n->expected = expected;
     return Predicate(std::move(n));
+}
+Predicate Predicate::compare(std::string key, Comparison op, const TypeInfo* type, const void* value) {
+    if (!type || !value) throw BuildError("comparison of key '" + key + "' with no value");
+    auto n = make_pred(PredOp::Compare);
+    n->name = std::move(key);
+    n->comparison = op;
+    n->literal_type = type;
+    n->literal.assign(static_cast<const std::byte*>(value), static_cast<const std::byte*>(value) + type->size);
+    return Predicate(std::move(n));
+}
+Predicate Predicate::compare(std::string key, Comparison op, KeyRef other) {
+    auto n = make_pred(PredOp::Compare);
+    n->name = std::move(key);
+    n->comparison = op;
+    n->other_key = std::move(other.name);
+    return Predicate(std::move(n));
+}
+const char* to_string(Comparison c) noexcept {
+    switch (c) {
+    case Comparison::Less: return "<";
+    case Comparison::LessEqual: return "<=";
+    case Comparison::Greater: return ">";
+    case Comparison::GreaterEqual: return ">=";
+    case Comparison::Equal: return "==";
+    case Comparison::NotEqual: return "!=";
+    }
+    return "?";
 }
 Predicate Predicate::constant(bool value) { return Predicate(make_pred(value ? PredOp::True : PredOp::False)); }
 Predicate operator!(const Predicate& p) { return compose(PredOp::Not, "!", p, nullptr); }

@@ -18,7 +18,8 @@ std::shared_ptr<const Predicate::Node> remap_predicate(const std::shared_ptr<con
                                                        const std::map<std::string, std::string>& names) {
     if (!p) return p;
     auto copy = std::make_shared<Predicate::Node>(*p);
-    if (p->op == PredOp::KeyIs) copy->name = names.at(p->name);
+    if (p->op == PredOp::KeyIs || p->op == PredOp::Compare) copy->name = names.at(p->name);
+    if (!p->other_key.empty()) copy->other_key = names.at(p->other_key);
     for (auto& b : copy->bindings) b.second = names.at(b.second);
     copy->a = remap_predicate(p->a, names);
     copy->b = remap_predicate(p->b, names);
@@ -85,6 +86,9 @@ TreeBuilder& TreeBuilder::subtree(const Tree& tree, std::vector<std::pair<std::s
         copy.predicate = remap_predicate(copy.predicate, names);
         if (copy.kind == NodeKind::Condition && copy.predicate && copy.predicate->op == PredOp::KeyIs)
             copy.label = (copy.predicate->expected ? "" : "!") + copy.predicate->name;  // label the key it now reads
+        if (copy.kind == NodeKind::Condition && copy.predicate && copy.predicate->op == PredOp::Compare &&
+            copy.label == detail::comparison_text(*inner.source[i].predicate))
+            copy.label = detail::comparison_text(*copy.predicate);
         copy.precondition = remap_predicate(copy.precondition, names);
         if (i == 0) {
             if (copy.label.empty()) copy.label = inner.name;

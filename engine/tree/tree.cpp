@@ -1,4 +1,5 @@
 // Tree accessors, names of the vocabulary types, and the tree listing.
+#include "tree/builder_internal.hpp"
 #include "tree/node_path.hpp"
 #include "tree/tree_data.hpp"
 
@@ -129,6 +130,8 @@ std::string Tree::describe() const {
         out += std::string(static_cast<std::size_t>(depth) * 2, ' ') + std::to_string(i) + " " + to_string(d.kind);
         if (!d.label.empty()) out += " " + d.label;
         if (d.guard != 0xFFFF) out += std::string(" [guard, abort ") + to_string(data_->guards[d.guard].mode) + "]";
+        if (const AbortMode children = detail::default_child_abort(d.kind); children != AbortMode::None)
+            out += std::string(" [children abort ") + to_string(children) + "]";
         out += "\n";
     }
     return out;

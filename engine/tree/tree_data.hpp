@@ -17,11 +17,21 @@
 namespace ebt::detail {
 
 /// Postfix predicate program: conditions and constants push a bool, operators combine.
-enum class PredOp : std::uint8_t { Condition, KeyIs, True, False, Not, And, Or, Xor };
+enum class PredOp : std::uint8_t { Condition, KeyIs, True, False, Not, And, Or, Xor, Compare };
 struct PredInstr {
     PredOp op;
     bool expected = true;   // KeyIs: the value the bool key must have
-    std::uint32_t arg = 0;  // Condition: index into TreeData::condition_uses; KeyIs: key id
+    std::uint32_t arg = 0;  // Condition: index into TreeData::condition_uses; KeyIs: key id; Compare: into TreeData::comparisons
+};
+
+/// A compiled comparison: number key `left` against key `right` or the literal, both of the key's
+/// type (the compiler checked and converted them).
+struct CompareDef {
+    Comparison op = Comparison::Less;
+    const TypeInfo* type = nullptr;  // int, unsigned, long, long long, float or double
+    KeyId left = 0;
+    KeyId right = kNoKey;            // kNoKey: compare against `literal`
+    alignas(8) std::byte literal[8] = {};
 };
 struct PredRange {
     std::uint32_t first = 0;
@@ -129,8 +139,12 @@ struct SourceNode {
 namespace ebt {
 struct Predicate::Node {
     detail::PredOp op = detail::PredOp::True;
-    std::string name;       // Condition: registered name; KeyIs: key name
+    std::string name;       // Condition: registered name; KeyIs, Compare: key name (the left side)
     bool expected = true;   // KeyIs
+    Comparison comparison = Comparison::Less;  // Compare
+    std::string other_key;                      // Compare: the right side's key ("": the literal)
+    const TypeInfo* literal_type = nullptr;     // Compare against a literal: its type and value
+    std::vector<std::byte> literal;
     Bindings bindings;      // Condition (resolved to every port when compiled)
     std::shared_ptr<const ConditionSpec> spec;  // Condition: resolved spec (set when added to a builder)
     std::shared_ptr<const Node> a, b;
@@ -156,6 +170,7 @@ struct TreeData {
     std::vector<NodeIndex> guard_condition_nodes;
     std::vector<PredInstr> predicates;
     std::vector<ConditionUse> condition_uses;
+    std::vector<CompareDef> comparisons;
     std::vector<KeyId> bindings;
     std::vector<std::shared_ptr<const ActionSpec>> actions;
     std::vector<std::shared_ptr<const ConditionSpec>> conditions;
@@ -175,5 +190,13 @@ struct TreeData {
         return nodes[i].guard == 0xFFFF ? nullptr : &guards[nodes[i].guard];
     }
 };
+
+/// Whether `t` is one of the number types a comparison or a converted value takes (int, unsigned,
+/// long, long long, float, double; builder.cpp).
+bool is_number(const TypeInfo* t);
+
+/// A comparison predicate as written in messages, describe() and XML: "enemy_dist < 5",
+/// "ammo >= clip_size" (builder.cpp).
+std::string comparison_text(const Predicate::Node& n);
 
 }  // namespace ebt::detail

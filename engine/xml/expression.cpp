@@ -1,5 +1,6 @@
-// The small expression grammar of ScriptCondition code and _precondition: bool keys, registered
-// conditions, true/false, !, &&, ^, ||, parentheses. `{key}` names a key explicitly (for a key that
+// The small expression grammar of ScriptCondition code and _precondition: bool keys, comparisons of
+// number keys (< <= > >= == != against a number or a key), registered conditions, true/false, !, &&,
+// ^, ||, parentheses. `{key}` names a key explicitly (for a key that
 // is named like a registered condition: a bare name is the condition).
 #include "xml/xml_internal.hpp"
 
@@ -28,8 +29,8 @@ bool ident_start(char c) { return ident_char(c); }
 
 class Parser {
 public:
-    Parser(std::string_view code, const Registry& registry, std::vector<ExprKeyUse>& keys)
-        : s_(code), registry_(registry), keys_(keys) {}
+    Parser(std::string_view code, const Registry& registry, std::vector<ExprKeyUse>& keys, const KeyTypeLookup& key_type)
+        : s_(code), registry_(registry), keys_(keys), key_type_(key_type) {}
 
     Predicate parse() {
         skip();
@@ -88,16 +89,22 @@ private:
             // "!key" and "!{key}" are the check "key == false"
             if (pos_ < s_.size() && s_[pos_] == '{') {
                 count_operand();
+                const std::size_t save = pos_;
                 std::string name = braced_key();
-                keys_.push_back({name, type_of<bool>(), "check"});
-                return Predicate::is(std::move(name), false);
+                if (!at_comparison()) {
+                    keys_.push_back({name, type_of<bool>(), "check"});
+                    return Predicate::is(std::move(name), false);
+                }
+                --operands_;
+                pos_ = save;
+                return !parse_unary(depth + 1);
             }
             const std::size_t save = pos_;
             if (pos_ < s_.size() && ident_start(s_[pos_])) {
                 std::string name = ident();
                 skip();
                 const bool call = pos_ < s_.size() && s_[pos_] == '(';
-                if (name != "true" && name != "false" && !registry_.find_condition(name) && !call) {
+                if (name != "true" && name != "false" && !registry_.find_condition(name) && !call && !at_comparison()) {
                     count_operand();
                     keys_.push_back({name, type_of<bool>(), "check"});
                     return Predicate::is(std::move(name), false);
@@ -114,7 +121,9 @@ private:
         }
         if (s_[pos_] == '{') {
             count_operand();
+            const std::size_t name_at = pos_;
             std::string name = braced_key();
+            if (at_comparison()) return comparison(std::move(name), name_at);
             keys_.push_back({name, type_of<bool>(), "check"});
             return Predicate::is(std::move(name), true);
         }
@@ -124,6 +133,13 @@ private:
         std::string name = ident();
         if (name == "true") return True();
         if (name == "false") return False();
+        if (at_comparison()) {
+            if (registry_.find_condition(name)) {
+                pos_ = name_at;
+                fail("'" + name + "' is a registered condition; write {" + name + "} to compare the key");
+            }
+            return comparison(std::move(name), name_at);
+        }
         if (const ConditionSpec* spec = registry_.find_condition(name)) return condition(name, *spec, name_at);
         skip();
         if (pos_ < s_.size() && s_[pos_] == '(') {
@@ -132,6 +148,78 @@ private:
         }
         keys_.push_back({name, type_of<bool>(), "check"});
         return Predicate::is(std::move(name), true);
+    }
+
+    // Whether a comparison operator follows (after blanks); leaves pos_ where it was.
+    bool at_comparison() {
+        const std::size_t save = pos_;
+        skip();
+        const bool at = pos_ < s_.size() && (s_[pos_] == '<' || s_[pos_] == '>' || s_.substr(pos_, 2) == "==" || s_.substr(pos_, 2) == "!=");
+        pos_ = save;
+        return at;
+    }
+
+    // The comparison of key `name` (read at `name_at`) with what follows: an operator, then a
+    // number literal (parsed as the key's type) or a key of the same type.
+    Predicate comparison(std::string name, std::size_t name_at) {
+        skip();
+        Comparison op = Comparison::Less;
+        if (eat("<=")) op = Comparison::LessEqual;
+        else if (eat(">=")) op = Comparison::GreaterEqual;
+        else if (eat("==")) op = Comparison::Equal;
+        else if (eat("!=")) op = Comparison::NotEqual;
+        else if (eat("<")) op = Comparison::Less;
+        else if (eat(">")) op = Comparison::Greater;
+        else fail("expected a comparison operator");
+        const std::string what = std::string("comparison '") + name + " " + to_string(op) + " ...'";
+        const TypeInfo* type = key_type_ ? key_type_(name) : nullptr;
+        if (!type) {
+            pos_ = name_at;
+            fail("key '" + name + "' is compared but its type is not known: declare it in the tree's <Blackboard> with a number type");
+        }
+        if (!ebt::detail::is_number(type)) {
+            pos_ = name_at;
+            fail("key '" + name + "' is " + type->name + "; a comparison needs a number key (int, unsigned, long, long long, float or double)");
+        }
+        keys_.push_back({name, type, what});
+        skip();
+        if (pos_ >= s_.size()) fail("expression ends where a number or a key was expected");
+        const char c = s_[pos_];
+        if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.') {
+            const std::size_t start = pos_;
+            while (pos_ < s_.size() && ((s_[pos_] >= '0' && s_[pos_] <= '9') || s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E' ||
+                                        ((s_[pos_] == '-' || s_[pos_] == '+') && (pos_ == start || s_[pos_ - 1] == 'e' || s_[pos_ - 1] == 'E'))))
+                ++pos_;
+            const std::string text(s_.substr(start, pos_ - start));
+            std::vector<std::byte> value(type->size);
+            if (!parse_value(type, text, value.data())) {
+                pos_ = start;
+                fail("'" + text + "' is not a valid " + type->name + " (the type of key '" + name + "')");
+            }
+            return Predicate::compare(std::move(name), op, type, value.data());
+        }
+        const std::size_t other_at = pos_;
+        std::string other;
+        if (c == '{') {
+            other = braced_key();
+        } else if (ident_start(c)) {
+            other = ident();
+            if (!is_identifier(other)) {
+                pos_ = other_at;
+                fail("expected a number or a key after '" + std::string(to_string(op)) + "'");
+            }
+        } else {
+            fail("expected a number or a key after '" + std::string(to_string(op)) + "'");
+        }
+        const TypeInfo* other_type = key_type_ ? key_type_(other) : nullptr;
+        if (other_type != type) {
+            pos_ = other_at;
+            if (!other_type)
+                fail("key '" + other + "' is compared but its type is not known: declare it in the tree's <Blackboard> as " + type->name);
+            fail("'" + name + "' is " + type->name + " but '" + other + "' is " + other_type->name + ": compare keys of one type");
+        }
+        keys_.push_back({other, type, what});
+        return Predicate::compare(std::move(name), op, KeyRef{std::move(other)});
     }
 
     // "{key}" at pos_: the key's name (a key, never a condition).
@@ -235,6 +323,7 @@ private:
     std::string_view s_;
     const Registry& registry_;
     std::vector<ExprKeyUse>& keys_;
+    const KeyTypeLookup& key_type_;
     std::size_t pos_ = 0;
     int operands_ = 0;
 };
@@ -275,6 +364,22 @@ void print(const Predicate::Node& p, const Registry& registry, std::string& out)
         if (registry.find_condition(p.name)) out += '{' + p.name + '}';
         else out += p.name;
         break;
+    case PredOp::Compare: {
+        auto key = [&](const std::string& name) {
+            if (!is_identifier(name)) throw SaveError("key '" + name + "' cannot be written in an expression (not an identifier)");
+            out += registry.find_condition(name) ? '{' + name + '}' : name;
+        };
+        key(p.name);
+        out += std::string(" ") + to_string(p.comparison) + " ";
+        if (p.literal_type) {
+            const std::optional<std::string> text = format_value(p.literal_type, p.literal.data());
+            if (!text) throw SaveError("comparison of key '" + p.name + "' with a " + p.literal_type->name + " value cannot be written");
+            out += *text;
+        } else {
+            key(p.other_key);
+        }
+        break;
+    }
     case PredOp::Condition:
         if (!is_identifier(p.name)) throw SaveError("condition '" + p.name + "' cannot be written in an expression");
         out += p.name;
@@ -330,8 +435,9 @@ bool is_identifier(std::string_view s) noexcept {
     return true;
 }
 
-Predicate parse_expression(std::string_view code, const Registry& registry, std::vector<ExprKeyUse>& keys) {
-    return Parser(code, registry, keys).parse();
+Predicate parse_expression(std::string_view code, const Registry& registry, std::vector<ExprKeyUse>& keys,
+                           const KeyTypeLookup& key_type) {
+    return Parser(code, registry, keys, key_type).parse();
 }
 
 void check_expression_size(const Predicate::Node& p) {
@@ -353,14 +459,14 @@ void check_expression_size(const Predicate::Node& p) {
     }
 }
 
-std::string print_expression(const Predicate::Node& p, const Registry& registry) {
+std::string print_expression(const Predicate::Node& p, const Registry& registry, const KeyTypeLookup& key_type) {
     check_expression_size(p);
     std::string out;
     print(p, registry, out);
     // The loader's parser decides what loads (nesting of '(' and '!' as written, operands).
     std::vector<ExprKeyUse> keys;
     try {
-        (void)parse_expression(out, registry, keys);
+        (void)parse_expression(out, registry, keys, key_type);
     } catch (const ExprError& e) {
         throw SaveError(e.message);
     }

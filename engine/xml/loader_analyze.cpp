@@ -171,7 +171,12 @@ Predicate Session::expression(Ctx& ctx, const Document& doc, const pugi::xml_nod
     const Site site = attribute_site(doc, el, attr);
     Predicate p = Predicate::constant(true);
     try {
-        p = parse_expression(code, reg_, uses);
+        // A comparison needs its keys' types: those declared in <Blackboard> or used before.
+        const KeyTypeLookup key_type = [&ctx](const std::string& name) -> const TypeInfo* {
+            auto it = ctx.index.find(name);
+            return it == ctx.index.end() ? nullptr : ctx.keys[it->second].type;
+        };
+        p = parse_expression(code, reg_, uses, key_type);
     } catch (const ExprError& e) {
         fail(site, ctx, ir.path,
              std::string(attr) + "=\"" + std::string(code) + "\": " + e.message + " (at character " + std::to_string(e.position + 1) + ")");

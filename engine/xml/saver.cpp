@@ -182,6 +182,11 @@ private:
     }
     void infer_predicate(const Predicate::Node& p) {
         if (p.op == PredOp::KeyIs) infer(p.name, type_of<bool>());
+        if (p.op == PredOp::Compare) {
+            // A compared key's type is not implied by its use: <Blackboard> declares it.
+            infer(p.name, nullptr);
+            if (!p.other_key.empty()) infer(p.other_key, nullptr);
+        }
         if (p.op == PredOp::Condition && p.spec)
             for (std::size_t i = 0; i < p.bindings.size() && i < p.spec->ports.size(); ++i) {
                 // A constant the builder made for a literal default: no <Blackboard> entry (the
@@ -296,7 +301,11 @@ private:
 
     std::string expression(const Predicate::Node& p, const std::string& path) const {
         try {
-            std::string text = print_expression(p, reg_);
+            const KeyTypeLookup key_type = [this](const std::string& name) -> const TypeInfo* {
+                const KeyId id = data_.schema.find(name);
+                return id == kNoKey ? nullptr : data_.schema.info(id).type;
+            };
+            std::string text = print_expression(p, reg_, key_type);
             check_predicate(p, path);
             return text;
         } catch (const SaveError& e) {
@@ -387,7 +396,9 @@ private:
             } else {
                 el = parent.append_child("ScriptCondition");
                 el.append_attribute("code") = expression(p, path).c_str();
-                default_label = p.op == PredOp::KeyIs ? (p.expected ? "" : "!") + p.name : "predicate";
+                default_label = p.op == PredOp::KeyIs    ? (p.expected ? "" : "!") + p.name
+                                : p.op == PredOp::Compare ? ebt::detail::comparison_text(p)
+                                                          : "predicate";
             }
             break;
         }

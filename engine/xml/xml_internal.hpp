@@ -75,22 +75,30 @@ struct ExprError {
     std::string message;
 };
 
-/// Parses an expression over bool keys and registered conditions:
+/// The declared type of key `name` as far as the caller knows it (nullptr: unknown). Comparisons
+/// need it: their literal is parsed as the key's type.
+using KeyTypeLookup = std::function<const TypeInfo*(const std::string& name)>;
+
+/// Parses an expression over bool keys, comparisons of number keys and registered conditions:
 ///   expr  := or;  or := and ('||' and)*;  and := xor ('&&' xor)*;  xor := unary ('^' unary)*
-///   unary := '!' unary | '(' expr ')' | 'true' | 'false' | KEY | '{' KEY '}'
+///   unary := '!' unary | '(' expr ')' | 'true' | 'false' | KEY | '{' KEY '}' | cmp
+///   cmp   := (KEY | '{' KEY '}') ('<' | '<=' | '>' | '>=' | '==' | '!=') (NUMBER | KEY | '{' KEY '}')
 ///          | CONDITION [ '(' port '=' '{' key '}' (',' ...)* ')' ]
 /// A name is a condition when the registry has one by that name, otherwise a bool key; `{key}` is
 /// always a key.
 /// `{=}` binds a port to the key of its own name. Every port of a condition must be bound.
+/// A comparison is one operand: `!a < 5` is `!(a < 5)`. Its keys must be known to `key_type` with a
+/// number type (the same one when both sides are keys); its number is parsed as the key's type.
 /// Throws ExprError.
-Predicate parse_expression(std::string_view code, const Registry& registry, std::vector<ExprKeyUse>& keys);
+Predicate parse_expression(std::string_view code, const Registry& registry, std::vector<ExprKeyUse>& keys,
+                           const KeyTypeLookup& key_type = {});
 
 /// The text of a predicate in the grammar above (parenthesized so that it parses back to the same
 /// tree; a key named like a condition of `registry` is written `{key}`). Throws SaveError for a key
 /// or condition name the grammar cannot spell, and for a predicate parse_expression would refuse
 /// (more than limits::kMaxPredicateOperands operands, nested deeper than limits::kMaxPredicateDepth):
 /// the text is parsed back to check it, so that load and save enforce the same limits.
-std::string print_expression(const Predicate::Node& p, const Registry& registry);
+std::string print_expression(const Predicate::Node& p, const Registry& registry, const KeyTypeLookup& key_type = {});
 /// The part of print_expression's check that needs no recursion: throws SaveError for a predicate
 /// with too many operands or so deep that it cannot be within the nesting limit. Makes walking the
 /// predicate recursively safe afterwards.

@@ -48,7 +48,19 @@ namespace ebt {
 /// the same name.
 using Bindings = std::vector<std::pair<std::string, std::string>>;
 
-/// A composable precondition (the seeds' True/False/Not/And/Or/Xor), attachable to any node.
+/// How a comparison predicate compares its key with the other side (<, <=, >, >=, ==, !=).
+enum class Comparison : std::uint8_t { Less, LessEqual, Greater, GreaterEqual, Equal, NotEqual };
+/// The comparison's operator as written in C++ and in XML expressions ("<", ">=", ...).
+const char* to_string(Comparison c) noexcept;
+
+/// The right side of a comparison when it is another blackboard key, not a value:
+/// `ebt::lt("enemy_dist", ebt::KeyRef{"attack_range"})`.
+struct KeyRef {
+    std::string name;
+};
+
+/// A composable precondition (the seeds' True/False/Not/And/Or/Xor over conditions, bool keys and
+/// comparisons), attachable to any node.
 /// The operators throw BuildError for a predicate nested deeper than limits::kMaxPredicateDepth (the
 /// '!' and parentheses writing it as an expression needs: `a || b && c` is 0, `(a || b) && c` and
 /// `!a` are 1) or with more than limits::kMaxPredicateOperands operands (one used twice counts twice).
@@ -60,6 +72,13 @@ public:
     /// A bool blackboard key equals `expected`.
     static Predicate is(std::string key, bool expected = true);
     static Predicate constant(bool value);
+    /// Number key `key` compared with the value `value` points to (of type `type`; copied). Checked
+    /// when the tree is built: the key must be declared with a number type (int, unsigned, long,
+    /// long long, float, double) and the value must convert to that type exactly. The typed helpers
+    /// lt/le/gt/ge/eq/ne below are the usual way to write one.
+    static Predicate compare(std::string key, Comparison op, const TypeInfo* type, const void* value);
+    /// Number key `key` compared with key `other`, declared with the same type.
+    static Predicate compare(std::string key, Comparison op, KeyRef other);
 
     friend Predicate operator!(const Predicate& p);
     friend Predicate operator&&(const Predicate& a, const Predicate& b);
@@ -80,6 +99,27 @@ inline Predicate Not(const Predicate& p) { return !p; }
 inline Predicate And(const Predicate& a, const Predicate& b) { return a && b; }
 inline Predicate Or(const Predicate& a, const Predicate& b) { return a || b; }
 inline Predicate Xor(const Predicate& a, const Predicate& b) { return a ^ b; }
+
+/// Comparisons of a number key with a value or another key, composing with !, &&, ||, ^:
+///
+///     .precondition(ebt::lt("enemy_dist", 5.0f) && !ebt::Predicate::is("stunned"))
+///     .condition(ebt::ge("ammo", ebt::KeyRef{"clip_size"}))
+///
+/// The guard re-evaluates when a key it compares is written (event mode). The value converts to the
+/// key's type when it does so exactly (5 for a float key; not 0.1, a double that no float equals:
+/// write 0.1f); two keys must have the same type. Otherwise end() throws BuildError naming the node.
+template <class T> Predicate lt(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::Less, type_of<T>(), &value); }
+template <class T> Predicate le(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::LessEqual, type_of<T>(), &value); }
+template <class T> Predicate gt(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::Greater, type_of<T>(), &value); }
+template <class T> Predicate ge(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::GreaterEqual, type_of<T>(), &value); }
+template <class T> Predicate eq(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::Equal, type_of<T>(), &value); }
+template <class T> Predicate ne(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::NotEqual, type_of<T>(), &value); }
+inline Predicate lt(std::string key, KeyRef other) { return Predicate::compare(std::move(key), Comparison::Less, std::move(other)); }
+inline Predicate le(std::string key, KeyRef other) { return Predicate::compare(std::move(key), Comparison::LessEqual, std::move(other)); }
+inline Predicate gt(std::string key, KeyRef other) { return Predicate::compare(std::move(key), Comparison::Greater, std::move(other)); }
+inline Predicate ge(std::string key, KeyRef other) { return Predicate::compare(std::move(key), Comparison::GreaterEqual, std::move(other)); }
+inline Predicate eq(std::string key, KeyRef other) { return Predicate::compare(std::move(key), Comparison::Equal, std::move(other)); }
+inline Predicate ne(std::string key, KeyRef other) { return Predicate::compare(std::move(key), Comparison::NotEqual, std::move(other)); }
 
 /// A Parallel or Monitor threshold: a number of (counted) children, or all of them. The int and
 /// Policy overloads of parallel()/monitor() cover the common cases; this one also mixes them

@@ -137,7 +137,9 @@ public:
     /// blackboard values and the Agent object itself.
     std::size_t state_bytes() const;
 
-    /// A multi-line, indented listing of the tree with pre-order indices (for docs and debugging).
+    /// A multi-line, indented listing of the tree with pre-order indices (for docs and debugging):
+    /// each node's kind and label, "[guard, abort M]" on a guarded node (the mode it ended up with) and
+    /// "[children abort M]" on a selector whose guarded children get M when given no abort mode.
     std::string describe() const;
 
     const detail::TreeData& data() const { return *data_; }

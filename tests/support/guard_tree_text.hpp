@@ -8,10 +8,10 @@ namespace ebt::test {
 
 /// The root and the fight branch (nodes 0..9), as describe() prints them.
 inline const std::string kGuardRootAndFightDescribed =
-    "0 ActiveSelector\n"
+    "0 ActiveSelector [children abort LowerPriority]\n"
     "  1 Sequence [guard, abort LowerPriority]\n"
     "    2 Condition enemy_seen\n"
-    "    3 ActiveSelector\n"
+    "    3 ActiveSelector [children abort LowerPriority]\n"
     "      4 Sequence [guard, abort LowerPriority]\n"
     "        5 Condition health_low\n"
     "        6 Action Runaway\n"
