@@ -1,7 +1,9 @@
 // Port values in the builder: TreeBuilder::port_value gives a port a C++ constant (a private constant
 // key, as a literal in an XML file), converts numbers only when exact, and xml::save writes it back.
 #include <ebt/ebt.hpp>
+#if EBT_HAS_XML
 #include <ebt/xml.hpp>
+#endif
 
 #include <doctest/doctest.h>
 
@@ -84,6 +86,7 @@ TEST_CASE("port_value: numbers convert to the port's type only when exact") {
           "tree 't', node /Sequence/AlwaysSuccess[0]: port_value() applies to an action or a registered condition node");
 }
 
+#if EBT_HAS_XML  // the XML parts need the loader and the saver (-DEBT_XML=OFF leaves them out)
 TEST_CASE("port_value: xml::save writes the value as the port's literal, and loading it gives the same tree") {
     Seen seen;
     const Registry reg = make_registry(seen);
@@ -105,6 +108,7 @@ TEST_CASE("port_value: xml::save writes the value as the port's literal, and loa
     agent.tick(50ms);
     CHECK(seen.speeds == std::vector<float>{3.5f});
 }
+#endif
 
 TEST_CASE("port_value: a port with a value default takes the value given instead, saved and loaded back") {
     Registry reg;
@@ -120,10 +124,12 @@ TEST_CASE("port_value: a port with a value default takes the value given instead
     Agent agent(tree);
     agent.tick(50ms);
     CHECK(seen == 4.0f);
+#if EBT_HAS_XML
     const std::string saved = xml::save(tree, reg);
     CAPTURE(saved);
     CHECK(saved.find("<Walk speed=\"4\"") != std::string::npos);
     Agent again(xml::Loader(reg).load_string(saved));
     again.tick(50ms);
     CHECK(seen == 4.0f);
+#endif
 }
