@@ -148,7 +148,7 @@ bool Runtime::eval_predicate(PredRange range, NodeIndex owner) {
             stack[top++] = v;
             break;
         }
-        case PredOp::Compare: stack[top++] = compare(t, t.comparisons[in.arg], a.blackboard_.raw_values()); break;
+        case PredOp::Compare: stack[top++] = compare(t, t.comparisons[in.arg], EngineAccess::raw_values(a.blackboard_)); break;
         case PredOp::Not: stack[top - 1] = !stack[top - 1]; break;
         case PredOp::And: --top; stack[top - 1] = stack[top - 1] && stack[top]; break;
         case PredOp::Or: --top; stack[top - 1] = stack[top - 1] || stack[top]; break;
