@@ -36,6 +36,17 @@ Registry make_registry(Seen& seen) {
     return reg;
 }
 
+/// Sequence(InRange with distance 2.5, MoveTo with speed 3.5; steps read from the key, 4).
+Tree in_range_then_move(const Registry& reg, const std::string& name) {
+    return TreeBuilder(name, reg)
+        .key<int>("steps", 4)
+        .sequence()
+            .condition("InRange").port_value("distance", 2.5f)
+            .action("MoveTo").port_value("speed", 3.5f)
+        .back()
+        .end();
+}
+
 std::string build_error(const std::function<void()>& build) {
     try {
         build();
@@ -50,13 +61,7 @@ std::string build_error(const std::function<void()>& build) {
 TEST_CASE("port_value: an action's port reads the constant given in C++") {
     Seen seen;
     const Registry reg = make_registry(seen);
-    const Tree tree = TreeBuilder("t", reg)
-                          .key<int>("steps", 4)
-                          .sequence()
-                              .condition("InRange").port_value("distance", 2.5f)
-                              .action("MoveTo").port_value("speed", 3.5f)
-                          .back()
-                          .end();
+    const Tree tree = in_range_then_move(reg, "t");
     Agent agent(tree);
     agent.tick(50ms);
     CHECK(agent.status() == Status::Running);
@@ -90,13 +95,7 @@ TEST_CASE("port_value: numbers convert to the port's type only when exact") {
 TEST_CASE("port_value: xml::save writes the value as the port's literal, and loading it gives the same tree") {
     Seen seen;
     const Registry reg = make_registry(seen);
-    const Tree tree = TreeBuilder("T", reg)
-                          .key<int>("steps", 4)
-                          .sequence()
-                              .condition("InRange").port_value("distance", 2.5f)
-                              .action("MoveTo").port_value("speed", 3.5f)
-                          .back()
-                          .end();
+    const Tree tree = in_range_then_move(reg, "T");
     const std::string saved = xml::save(tree, reg);
     CAPTURE(saved);
     CHECK(saved.find("<InRange distance=\"2.5\"") != std::string::npos);
