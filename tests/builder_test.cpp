@@ -4,7 +4,7 @@
 #include "support/guard_tree_text.hpp"
 #include "support/trace_recorder.hpp"
 
-#include "tree/tree_data.hpp"
+#include "support/tree_data.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -15,6 +15,7 @@
 using namespace ebt;
 using namespace std::chrono_literals;
 using test::TraceRecorder;
+using test::data_of;
 
 namespace {
 
@@ -145,7 +146,7 @@ TEST_CASE("builder: a Tree copy shares the definition; a default Tree is empty")
     const Tree tree = TreeBuilder("one").always_success().end();
     const Tree copy = tree;  // NOLINT(performance-unnecessary-copy-initialization)
     CHECK(static_cast<bool>(copy));
-    CHECK(&copy.data() == &tree.data());
+    CHECK(&data_of(copy) == &data_of(tree));
     CHECK(copy.size() == 1);
     CHECK(copy.kind(0) == NodeKind::AlwaysSuccess);
 }
@@ -1075,7 +1076,7 @@ TEST_CASE("builder: a port the node does not bind gets its default (a key, or a 
                        .back()
                        .key<int>("power", 3)
                        .end();
-    const auto& src = t.data().source;
+    const auto& src = data_of(t).source;
     CHECK(src[1].predicate->bindings == Bindings{{"enemy_seen", "enemy_seen"}});
     CHECK(src[2].predicate->bindings == Bindings{{"distance", "dist"}});
     CHECK(src[3].bindings == Bindings{{"power", "=power#0"}});

@@ -48,13 +48,13 @@ TEST_CASE("xml limits: the depth limit holds for the whole tree, subtrees expand
         return "<root main_tree_to_execute=\"A\">\n<BehaviorTree ID=\"A\">" + nested_sequences(100, "<SubTree ID=\"B\"/>") +
                "</BehaviorTree>\n<BehaviorTree ID=\"B\">" + nested_sequences(b_levels, "<Patrol/>") + "</BehaviorTree>\n</root>";
     };
-    CHECK(xml::Loader(reg).load_string(two(99)).data().source.size() == 200);
+    CHECK(data_of(xml::Loader(reg).load_string(two(99))).source.size() == 200);
     // One more level does not.
     CHECK(load_error(reg, two(100)) ==
           "t.xml:3:1022: tree 'B': the tree is deeper than 200 levels with its subtrees expanded (limits::kMaxDepth): "
           "this node is at level 201 of tree 'A'");
     // One tree alone: its root is level 1.
-    CHECK(xml::Loader(reg).load_string(doc(nested_sequences(199, "<Patrol/>"))).data().source.size() == 200);
+    CHECK(data_of(xml::Loader(reg).load_string(doc(nested_sequences(199, "<Patrol/>")))).source.size() == 200);
     CHECK(load_error(reg, doc(nested_sequences(200, "<Patrol/>"))) ==
           "t.xml:3:2001: tree 'T': the tree is deeper than 200 levels with its subtrees expanded (limits::kMaxDepth): "
           "this node is at level 201 of tree 'T'");
@@ -89,7 +89,7 @@ TEST_CASE("xml limits: nodes are counted, subtrees expanded, before anything is 
     const std::string two = "<root main_tree_to_execute=\"A\"><BehaviorTree ID=\"A\"><Sequence><SubTree ID=\"H\"/><SubTree ID=\"H\"/>"
                             "</Sequence></BehaviorTree><BehaviorTree ID=\"H\"><Sequence>" + half +
                             "</Sequence></BehaviorTree></root>";
-    CHECK(xml::Loader(reg).load_string(two).data().source.size() == 32767);
+    CHECK(data_of(xml::Loader(reg).load_string(two)).source.size() == 32767);
 }
 
 TEST_CASE("xml limits: attributes and subtree remaps load in linear time (20,000 on one element)") {
@@ -103,9 +103,9 @@ TEST_CASE("xml limits: attributes and subtree remaps load in linear time (20,000
         remaps += " k" + k + "=\"{o" + k + "}\"";
     }
     const Tree kept = xml::Loader(reg).load_string(doc("<Patrol" + attrs + "/>"));
-    REQUIRE(kept.data().source[0].attributes.size() == static_cast<std::size_t>(n));
-    CHECK(kept.data().source[0].attributes.back() == std::pair<std::string, std::string>("_a19999", "19999"));
-    CHECK(xml::Loader(reg).load_string(xml::save(kept, reg)).data().source[0].attributes == kept.data().source[0].attributes);
+    REQUIRE(data_of(kept).source[0].attributes.size() == static_cast<std::size_t>(n));
+    CHECK(data_of(kept).source[0].attributes.back() == std::pair<std::string, std::string>("_a19999", "19999"));
+    CHECK(data_of(xml::Loader(reg).load_string(xml::save(kept, reg))).source[0].attributes == data_of(kept).source[0].attributes);
     const std::string remapped = "<root main_tree_to_execute=\"A\"><BehaviorTree ID=\"A\"><SubTree ID=\"S\"" + remaps +
                                  "/></BehaviorTree><BehaviorTree ID=\"S\"><Blackboard>" + entries +
                                  "</Blackboard><ScriptCondition code=\"k19999\"/></BehaviorTree></root>";
@@ -168,7 +168,7 @@ TEST_CASE("xml limits: save() refuses every tree load() would refuse, with the s
     CHECK(load_error(reg, doc("<Wait msec=\"1125899906842624\"/>")) ==
           "t.xml:3:7: tree 'T', node /Wait: msec=\"1125899906842624\" is not a duration in milliseconds (a non-negative number below "
           "2^50, at most 3 decimals)");
-    CHECK(xml::Loader(reg).load_string(doc("<Wait msec=\"1125899906842623.999\"/>")).data().source[0].duration ==
+    CHECK(data_of(xml::Loader(reg).load_string(doc("<Wait msec=\"1125899906842623.999\"/>"))).source[0].duration ==
           (limit - 1us).count());
     // Values: NaN and infinities have no literal form.
     CHECK(save_error(TreeBuilder("t", reg).key<double>("hp", std::nan("")).action("Patrol").end()) ==

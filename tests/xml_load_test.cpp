@@ -100,7 +100,7 @@ TEST_CASE("xml: BehaviorTree.CPP built-in nodes map onto ebt's; compact and expl
           "        28 Action Fail\n"
           "      29 ActiveSelector [children abort LowerPriority]\n"
           "        30 Wait\n");
-    const auto& d = t.data();
+    const auto& d = data_of(t);
     CHECK(d.node(4).count == 3);
     CHECK(d.node(6).count == kForever);
     CHECK(d.node(8).duration == 250'000);
@@ -216,12 +216,12 @@ TEST_CASE("builder: Threshold, declare_key, attribute, port_literal, last_error"
                            .monitor(Threshold::one(), Policy::RequireAll).action("Patrol").back()
                        .back()
                        .end();
-    CHECK(t.data().node(0).count == 3);
-    CHECK(t.data().node(0).count2 == 2);
-    CHECK(t.data().node(3).count == 1);
-    CHECK(t.data().node(3).count2 == 1);
-    CHECK(t.data().source[1].attributes == std::vector<std::pair<std::string, std::string>>{{"_note", "kept"}});
-    CHECK(t.data().source[2].literals == std::vector<std::pair<std::string, std::string>>{{"target", "3"}});
+    CHECK(data_of(t).node(0).count == 3);
+    CHECK(data_of(t).node(0).count2 == 2);
+    CHECK(data_of(t).node(3).count == 1);
+    CHECK(data_of(t).node(3).count2 == 1);
+    CHECK(data_of(t).source[1].attributes == std::vector<std::pair<std::string, std::string>>{{"_note", "kept"}});
+    CHECK(data_of(t).source[2].literals == std::vector<std::pair<std::string, std::string>>{{"target", "3"}});
     CHECK_THROWS_WITH_AS(TreeBuilder("t").parallel(Threshold::count(0), Threshold::all()),
                          "tree 't', at /: Parallel thresholds must be >= 1", BuildError);
     CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).key<int>("target").action("Attack").port_literal("tgt", "1"),

@@ -16,7 +16,7 @@ TEST_CASE("xml: a port the element leaves out gets its registered default; witho
   <Aim power="3" hits="{other}"/>
   <ScriptCondition code="IsSeeEnemy &amp;&amp; Near"/>
 </Sequence>)"));
-    const auto& src = t.data().source;
+    const auto& src = data_of(t).source;
     CHECK(src[0].precondition->bindings == Bindings{{"enemy_seen", "enemy_seen"}});
     CHECK(src[1].predicate->bindings == Bindings{{"enemy_seen", "enemy_seen"}});
     CHECK(src[2].predicate->bindings == Bindings{{"distance", "dist"}});

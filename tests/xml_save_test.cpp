@@ -213,7 +213,7 @@ TEST_CASE("xml: every node kind and ebt attribute loads, saves and loads back th
     CHECK(value_of("unused", unsigned{}) == 7u);
     CHECK(s.info(s.find("squad.alert")).scope != kLocalScope);
     // Kept attributes are on the source nodes.
-    CHECK(a.data().source[0].attributes == std::vector<std::pair<std::string, std::string>>{{"editor:pos", "10,20"}});
+    CHECK(data_of(a).source[0].attributes == std::vector<std::pair<std::string, std::string>>{{"editor:pos", "10,20"}});
 
     const std::string saved = xml::save(a, reg);
     const Tree b = loader.load_string(saved, "saved.xml");
@@ -242,10 +242,10 @@ TEST_CASE("xml: kept attributes round-trip, whatever their characters (fuzzer fi
     const Registry reg = make_registry();
     const xml::Loader loader(reg);
     const Tree t = loader.load_string(doc("<Sequence _\xC3\xA9t\xC3\xA9=\"&lt;&amp;&gt;&quot;\" x:y=\"1\"><Patrol/></Sequence>"));
-    CHECK(t.data().source[0].attributes ==
+    CHECK(data_of(t).source[0].attributes ==
           std::vector<std::pair<std::string, std::string>>{{"_\xC3\xA9t\xC3\xA9", "<&>\""}, {"x:y", "1"}});
     const Tree again = loader.load_string(xml::save(t, reg));
-    CHECK(again.data().source[0].attributes == t.data().source[0].attributes);
+    CHECK(data_of(again).source[0].attributes == data_of(t).source[0].attributes);
 }
 
 TEST_CASE("xml: a tree built in code with every kind round-trips through save and load") {

@@ -73,7 +73,7 @@ Agent::Agent(Tree tree, AgentOptions options)
       user_type_(options.user.type()) {
     if (!tree_) throw UsageError("Agent: the tree is empty (build it with TreeBuilder::end())");
     check_initial_values(tree_, options.blackboard, "Agent");
-    const auto& data = tree_.data();
+    const auto& data = detail::EngineAccess::tree_data(tree_);
     serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
     block_.reset(new std::max_align_t[data.layout.block_bytes / sizeof(std::max_align_t) + 1]);
     auto* bytes = reinterpret_cast<std::byte*>(block_.get());
@@ -231,7 +231,7 @@ Status Agent::status(NodeIndex node) const {
     if (!block_) throw UsageError("Agent::status() on a moved-from agent");
     if (node >= tree_.size()) throw UsageError("Agent::status(): no node " + std::to_string(node));
     const auto* bytes = reinterpret_cast<const std::byte*>(block_.get());
-    return reinterpret_cast<const Status*>(bytes + tree_.data().layout.status_offset)[node];
+    return reinterpret_cast<const Status*>(bytes + detail::EngineAccess::tree_data(tree_).layout.status_offset)[node];
 }
 
 Status Agent::status(NodeRef node) const {
@@ -244,7 +244,7 @@ Status Agent::status(NodeRef node) const {
 }
 
 std::size_t Agent::memory_bytes() const noexcept {
-    return block_ ? sizeof(Agent) + tree_.data().layout.block_bytes : sizeof(Agent);
+    return block_ ? sizeof(Agent) + detail::EngineAccess::tree_data(tree_).layout.block_bytes : sizeof(Agent);
 }
 
 void Agent::on_blackboard_change(KeyId key) {
@@ -267,7 +267,7 @@ KeyId* shared_ids(const detail::TreeData& t, std::byte* block) {
 
 void Agent::bind(std::string_view scope, SharedBlackboard& shared) {
     if (!block_) throw UsageError("Agent::bind() on a moved-from agent");
-    const auto& t = tree_.data();
+    const auto& t = detail::EngineAccess::tree_data(tree_);
     const auto& scopes = t.schema.scopes();
     const auto it = std::find(scopes.begin(), scopes.end(), scope);
     if (it == scopes.end())
@@ -290,7 +290,7 @@ void Agent::bind(std::string_view scope, SharedBlackboard& shared) {
 
 SharedBlackboard* Agent::bound(std::string_view scope) const {
     if (!block_) return nullptr;
-    const auto& t = tree_.data();
+    const auto& t = detail::EngineAccess::tree_data(tree_);
     const auto& scopes = t.schema.scopes();
     const auto it = std::find(scopes.begin(), scopes.end(), scope);
     if (it == scopes.end()) return nullptr;
@@ -298,7 +298,7 @@ SharedBlackboard* Agent::bound(std::string_view scope) const {
 }
 
 KeyId Agent::shared_key_id(KeyId key) const {
-    return shared_ids(tree_.data(), reinterpret_cast<std::byte*>(block_.get()))[key];
+    return shared_ids(detail::EngineAccess::tree_data(tree_), reinterpret_cast<std::byte*>(block_.get()))[key];
 }
 
 void Blackboard::set_shared(KeyId id, const void* value) {

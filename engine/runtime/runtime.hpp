@@ -35,7 +35,7 @@ struct Runtime {
     std::byte* b;
 
     explicit Runtime(Agent& agent)
-        : a(agent), t(agent.tree_.data()), b(reinterpret_cast<std::byte*>(agent.block_.get())) {}
+        : a(agent), t(EngineAccess::tree_data(agent.tree_)), b(reinterpret_cast<std::byte*>(agent.block_.get())) {}
 
     // ---- state access --------------------------------------------------------------------------
     // In an EBT_VALIDATE build every access is checked against the block's bounds (validation.cpp).

@@ -2,6 +2,8 @@
 #include "tree/node_path.hpp"
 #include "tree/tree_data.hpp"
 
+#include <ebt/detail/engine_access.hpp>
+
 #include <algorithm>
 #include <cstddef>
 #include <optional>
@@ -51,7 +53,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 /// Looks nodes up in one tree; a short-lived helper of Tree::find.
 class Finder {
 public:
-    Finder(const Tree& tree, std::string_view path) : tree_(tree), data_(tree.data()), path_(path) {}
+    Finder(const Tree& tree, std::string_view path) : tree_(tree), data_(detail::EngineAccess::tree_data(tree)), path_(path) {}
 
     NodeIndex find() const {
         if (path_.empty()) fail("an empty path names no node");

@@ -2,6 +2,7 @@
 // to this tree's keys or made private to this use.
 #include "tree/builder_internal.hpp"
 
+#include <ebt/detail/engine_access.hpp>
 #include <ebt/limits.hpp>
 
 #include <algorithm>
@@ -29,7 +30,7 @@ std::shared_ptr<const Predicate::Node> remap_predicate(const std::shared_ptr<con
 
 TreeBuilder& TreeBuilder::subtree(const Tree& tree, std::vector<std::pair<std::string, std::string>> remap) {
     if (!tree) impl_->fail_here("subtree() with an empty Tree");
-    const TreeData& inner = tree.data();
+    const TreeData& inner = detail::EngineAccess::tree_data(tree);
     {
         // The subtree's own depth (its source is in pre-order: a parent comes before its children).
         std::vector<std::uint32_t> depth(inner.source.size(), 1);

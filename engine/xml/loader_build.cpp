@@ -3,6 +3,7 @@
 // reporting a builder error at the position of the node it is about. Subtrees are cached per ID.
 #include "xml/loader_session.hpp"
 
+#include <ebt/detail/engine_access.hpp>
 #include <algorithm>
 
 namespace ebt::xml::detail {
@@ -134,7 +135,7 @@ void Session::emit(TreeBuilder& b, const Ir& ir, std::vector<const Ir*>& sites, 
         }
         break;
     }
-    const std::size_t added = ir.form == Ir::Form::SubTree ? ir.inner.data().source.size() : 1;
+    const std::size_t added = ir.form == Ir::Form::SubTree ? ebt::detail::EngineAccess::tree_data(ir.inner).source.size() : 1;
     for (std::size_t i = 0; i < added; ++i) sites.push_back(&ir);
 
     if (ir.label) b.label(*ir.label);

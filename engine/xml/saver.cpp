@@ -2,6 +2,7 @@
 // TreeNodesModel.
 #include "xml/xml_internal.hpp"
 
+#include <ebt/detail/engine_access.hpp>
 #include <ebt/limits.hpp>
 
 #include <pugixml.hpp>
@@ -129,7 +130,7 @@ std::string to_text(const pugi::xml_document& doc) {
 
 class Saver {
 public:
-    Saver(const Tree& tree, const Registry& registry) : data_(tree.data()), src_(data_.source), reg_(registry) {}
+    Saver(const Tree& tree, const Registry& registry) : data_(ebt::detail::EngineAccess::tree_data(tree)), src_(data_.source), reg_(registry) {}
 
     std::string run(const SaveOptions& options) {
         if (src_.empty()) fail("", "the tree has no source form");

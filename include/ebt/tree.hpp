@@ -19,6 +19,7 @@ namespace ebt {
 
 namespace detail {
 struct TreeData;
+struct EngineAccess;
 }
 
 enum class NodeKind : std::uint8_t {
@@ -142,11 +143,12 @@ public:
     /// "[children abort M]" on a selector whose guarded children get M when given no abort mode.
     std::string describe() const;
 
-    const detail::TreeData& data() const { return *data_; }
     explicit operator bool() const noexcept { return data_ != nullptr; }
 
 private:
     friend class TreeBuilder;
+    friend struct detail::EngineAccess;  // the compiled definition, for the engine and its tools
+    const detail::TreeData& data() const { return *data_; }
     explicit Tree(std::shared_ptr<const detail::TreeData> data) : data_(std::move(data)) {}
     std::shared_ptr<const detail::TreeData> data_;
 };

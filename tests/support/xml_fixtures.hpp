@@ -8,7 +8,7 @@
 
 #include <ebt/xml.hpp>
 
-#include "tree/tree_data.hpp"
+#include "support/tree_data.hpp"
 
 #include <cstdint>
 #include <cstring>
@@ -20,6 +20,7 @@
 #include <vector>
 
 namespace ebt::test::xml_fixtures {
+using test::data_of;
 
 using namespace std::chrono_literals;
 

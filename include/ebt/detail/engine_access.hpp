@@ -21,6 +21,10 @@
 namespace ebt::detail {
 
 struct EngineAccess {
+    /// The compiled definition behind a tree (engine/tree/tree_data.hpp): what the runtime, the XML
+    /// saver and the debug views read. Engine code reaches it here, never through the public Tree.
+    static const TreeData& tree_data(const Tree& tree) { return tree.data(); }
+
     /// The blackboard's values, laid out by its schema (BlackboardSchema::info(key).offset).
     static const std::byte* raw_values(const Blackboard& blackboard) noexcept { return blackboard.raw_values(); }
     /// Stores a shared key's newly published value in an agent's mirror (a World routing a publish):
