@@ -452,6 +452,74 @@ TEST_CASE("world api: a world listener hears every agent, with its handle and th
     }
 }
 
+TEST_CASE("world api: several world listeners hear every event in the order they were added, even past a throwing one") {
+    world_api::Sentry s;
+    World world;
+    SharedBlackboard& squad = world.create_shared("squad");
+    squad.declare<bool>("alarm", false);
+    const AgentHandle a = world.spawn(s.tree, {.shared = {{"squad", &squad}}});
+    struct Throwing : WorldListener {
+        std::vector<std::string>* order = nullptr;
+        void on_event(AgentHandle, const Agent&, const TraceEvent& e) override {
+            if (e.is_lifecycle()) order->push_back("throwing " + test::TraceRecorder::render(e));
+            throw std::runtime_error("listener failed");
+        }
+    };
+    struct Named : WorldListener {
+        std::vector<std::string>* order = nullptr;
+        std::string name;
+        void on_event(AgentHandle, const Agent&, const TraceEvent& e) override {
+            if (e.is_lifecycle()) order->push_back(name + " " + test::TraceRecorder::render(e));
+        }
+    };
+    std::vector<std::string> order;
+    Throwing first;
+    first.order = &order;
+    Named second;
+    second.order = &order;
+    second.name = "second";
+    world.add_listener(&first);
+    world.add_listener(&second);
+    CHECK(world.listeners() == std::vector<WorldListener*>{&first, &second});
+    CHECK(world.listener() == &first);
+    world.step(50ms);
+    CHECK(order == std::vector<std::string>{"throwing 0:I", "second 0:I", "throwing 4:I", "second 4:I", "throwing 4:U", "second 4:U"});
+    CHECK(world.at(a).stats().listener_errors == 4);  // the three above and the guard's evaluation
+
+    CHECK_THROWS_WITH_AS(world.add_listener(&second), "World::add_listener: this listener was already added", UsageError);
+    CHECK_THROWS_WITH_AS(world.add_listener(nullptr), "World::add_listener(nullptr)", UsageError);
+    CHECK(world.remove_listener(&first));
+    CHECK_FALSE(world.remove_listener(&first));
+    order.clear();
+    world.step(50ms);
+    CHECK(order == std::vector<std::string>{"second 4:U"});
+
+    SUBCASE("listeners cannot be added or removed from inside a frame") {
+        Registry r;
+        std::string refused;
+        r.add_action("Meddle", [&](ActionContext&) {
+            try {
+                world.remove_listener(&second);
+            } catch (const UsageError& e) {
+                refused = e.what();
+            }
+            return Status::Success;
+        });
+        world.spawn(TreeBuilder("meddler", r).action("Meddle").end());
+        world.step(50ms);
+        CHECK(refused == "World::remove_listener during a frame: remove listeners between frames");
+        CHECK(world.listeners() == std::vector<WorldListener*>{&second});
+    }
+    SUBCASE("set_listener replaces them all") {
+        world.add_listener(&first);
+        world.set_listener(nullptr);
+        CHECK(world.listeners().empty());
+        order.clear();
+        world.step(50ms);
+        CHECK(order.empty());
+    }
+}
+
 // ---- 6. shared keys declared once ----------------------------------------------------------------------------
 
 TEST_CASE("world api: binding a scope declares the tree's shared keys the shared blackboard lacks") {

@@ -281,7 +281,7 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
     ao.mode = options.mode;
     ao.seed = options.seed;
     ao.restart_on_end = options.restart_on_end;
-    ao.listener = listener_ ? &s.forwarder : s.forwarder.own;
+    ao.listener = listeners_.empty() ? s.forwarder.own : &s.forwarder;
     ao.bus = bus_.get();
     ao.user = options.user;
     ao.blackboard = options.blackboard;
@@ -401,7 +401,8 @@ bool World::resume(const ResumeHandle& handle, Status status) {
 }
 
 void World::Forwarder::on_event(const TraceEvent& event) {
-    // Both listeners hear every event even when the first throws; the agent counts the error.
+    // Every listener hears every event even when an earlier one throws; the agent counts the first
+    // error (listeners cannot be added or removed meanwhile: see add_listener).
     std::exception_ptr error;
     if (own) {
         try {
@@ -410,15 +411,47 @@ void World::Forwarder::on_event(const TraceEvent& event) {
             error = std::current_exception();
         }
     }
-    if (world->listener_) world->listener_->on_event(world->handle_of(index), *world->slot(index).agent, event);
+    const AgentHandle handle = world->handle_of(index);
+    const Agent& agent = *world->slot(index).agent;
+    for (WorldListener* listener : world->listeners_) {
+        try {
+            listener->on_event(handle, agent, event);
+        } catch (...) {
+            if (!error) error = std::current_exception();
+        }
+    }
     if (error) std::rethrow_exception(error);
 }
 
+void World::add_listener(WorldListener* listener) {
+    if (!listener) throw UsageError("World::add_listener(nullptr)");
+    if (callback_running()) throw UsageError("World::add_listener during a frame: add listeners between frames");
+    if (std::find(listeners_.begin(), listeners_.end(), listener) != listeners_.end())
+        throw UsageError("World::add_listener: this listener was already added");
+    listeners_.push_back(listener);
+    attach_forwarders();
+}
+
+bool World::remove_listener(WorldListener* listener) {
+    if (callback_running()) throw UsageError("World::remove_listener during a frame: remove listeners between frames");
+    const auto it = std::find(listeners_.begin(), listeners_.end(), listener);
+    if (it == listeners_.end()) return false;
+    listeners_.erase(it);
+    attach_forwarders();
+    return true;
+}
+
 void World::set_listener(WorldListener* listener) {
-    listener_ = listener;
+    if (callback_running()) throw UsageError("World::set_listener during a frame: change listeners between frames");
+    listeners_.clear();
+    if (listener) listeners_.push_back(listener);
+    attach_forwarders();
+}
+
+void World::attach_forwarders() {
     for (std::uint32_t i = 0; i < slot_count_; ++i) {
         Slot& s = slot(i);
-        if (s.agent) s.agent->set_listener(listener ? &s.forwarder : s.forwarder.own);
+        if (s.agent) s.agent->set_listener(listeners_.empty() ? s.forwarder.own : &s.forwarder);
     }
 }
 
@@ -426,7 +459,7 @@ bool World::set_listener(AgentHandle h, TraceListener* listener) {
     if (!valid(h)) return false;
     Slot& s = slot(h.index);
     s.forwarder.own = listener;  // a joining agent takes it when it joins
-    if (s.agent) s.agent->set_listener(listener_ ? &s.forwarder : listener);
+    if (s.agent) s.agent->set_listener(listeners_.empty() ? listener : &s.forwarder);
     return true;
 }
 

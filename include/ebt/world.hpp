@@ -53,7 +53,7 @@ namespace ebt {
 
 struct WorldTestAccess;
 
-/// Receives the trace events of every agent of a World (World::set_listener), with the agent's handle
+/// Receives the trace events of every agent of a World (World::add_listener), with the agent's handle
 /// and the agent, whose tree names the node: `agent.tree().path(event.node)`. Called synchronously
 /// during the agent's tick, after the agent's own listener (SpawnOptions::listener), if any. It is
 /// an observer: an exception from it is swallowed and counted (AgentStats::listener_errors).
@@ -120,10 +120,20 @@ public:
     /// Like agent(), but throws UsageError naming the handle when it is stale.
     Agent& at(AgentHandle handle);
 
-    /// One listener for every agent of the world, present and future (nullptr: none). Not owned; it
-    /// must outlive the world or be reset first. Agents keep their own listeners too.
+    /// Listeners for every agent of the world, present and future (a trace log, an inspector and a
+    /// test's recorder at once). Not owned: each must outlive the world or be removed first. They hear
+    /// each event in the order they were added, after the agent's own listener; every one hears it
+    /// even when an earlier one throws. Agents keep their own listeners too. Adding or removing one
+    /// from inside a frame's callbacks (an action, a listener, a change slot) is refused (UsageError),
+    /// as is adding one twice or a null one.
+    void add_listener(WorldListener* listener);
+    /// Returns false when `listener` was not added.
+    bool remove_listener(WorldListener* listener);
+    /// Replaces all of the world's listeners by `listener` (nullptr: none).
     void set_listener(WorldListener* listener);
-    WorldListener* listener() const noexcept { return listener_; }
+    const std::vector<WorldListener*>& listeners() const noexcept { return listeners_; }
+    /// The first listener, or nullptr.
+    WorldListener* listener() const noexcept { return listeners_.empty() ? nullptr : listeners_.front(); }
     /// Changes an agent's own listener (SpawnOptions::listener). Returns false for a stale handle.
     /// (Agent::set_listener on an agent of a World replaces the world's listener for that agent.)
     bool set_listener(AgentHandle handle, TraceListener* listener);
@@ -296,7 +306,8 @@ private:
     std::size_t live_ = 0;
     std::uint32_t busy_ = 0;     // depth of world calls running user callbacks (freeing an agent)
     std::uint32_t routing_ = 0;  // depth of route(): subscriber lists are not compacted meanwhile
-    WorldListener* listener_ = nullptr;
+    std::vector<WorldListener*> listeners_;
+    void attach_forwarders();  // after listeners_ changed: each agent's listener is its forwarder or its own
     bool in_step_ = false;
     bool closing_ = false;       // in ~World: spawns are refused
 };
