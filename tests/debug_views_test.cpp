@@ -300,6 +300,32 @@ TEST_CASE("debug views: a running Repeat and Retry show their runs; a Wait ends 
     });
 }
 
+/// Takes the agent's text view when Attack is initialized, inside the agent's tick.
+struct ViewInsideTick : TraceListener {
+    const Agent* agent = nullptr;
+    std::string seen;
+    void on_event(const TraceEvent& e) override {
+        if (e.kind == TraceKind::Initialize && e.node == 9) seen = debug::agent_text(*agent);
+    }
+};
+
+TEST_CASE("debug views: taken from a listener inside a tick, the view shows the state reached so far") {
+    Registry registry;
+    scenarios::register_guard_actions(registry);
+    const Tree tree = scenarios::guard_tree(registry);
+    test::in_both_modes([&](Mode mode) {
+        ViewInsideTick listener;
+        Agent guard(tree, AgentOptions{.mode = mode, .listener = &listener});
+        listener.agent = &guard;
+        guard.tick(50ms);
+        guard.blackboard().set("enemy_seen", true);
+        guard.tick(50ms);
+        // Patrol was aborted before the fight branch started; Attack has just been entered.
+        CHECK(listener.seen.find("  Running         9 Action Attack\n  Aborted   10 Action Patrol\n") != std::string::npos);
+        CHECK(listener.seen.rfind("agent of tree 'guard', tick 1, clock 100 ms\n", 0) == 0);
+    });
+}
+
 struct ViewsOpaque {  // a blackboard type the value formatter does not know
     int a = 1;
     int b = 2;
