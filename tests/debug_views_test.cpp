@@ -214,6 +214,7 @@ TEST_CASE("debug views: every kind live: timers with the time left, a resumed ac
     test::in_both_modes([&](Mode mode) {
         Agent agent(tree, AgentOptions{.mode = mode});
         for (int i = 0; i < 6; ++i) agent.tick(100ms);  // the Delay (500 ms) has just started MoveTo
+        CHECK(debug::agent_text(agent).find("  Running     24 Action MoveTo -- suspended\n") != std::string::npos);
         agent.blackboard().set("enemy_dist", 3.5f);
         REQUIRE(agent.resume(move, Status::Success));
         CHECK(debug::agent_text(agent) ==
@@ -334,7 +335,7 @@ struct ViewsOpaque {  // a blackboard type the value formatter does not know
 TEST_CASE("debug views: a value the formatter cannot write is shown as its type name") {
     const Tree tree = TreeBuilder("opaque").key<ViewsOpaque>("pos").key<double>("speed", 0.25).always_success().end();
     CHECK(debug::definition_text(tree) ==
-          "tree 'opaque', 1 nodes\n"
+          "tree 'opaque', 1 node\n"
           "blackboard:\n"
           "  pos: ebt::ViewsOpaque = <ebt::ViewsOpaque>\n"
           "  speed: double = 0.25\n"

@@ -47,7 +47,7 @@ std::string indent(const detail::TreeData& t, NodeIndex n) {
 
 std::string definition_text(const Tree& tree) {
     const detail::TreeData& t = data_of(tree, "definition_text()");
-    std::string out = "tree '" + t.name + "', " + std::to_string(t.nodes.size()) + " nodes\n";
+    std::string out = "tree '" + t.name + "', " + std::to_string(t.nodes.size()) + (t.nodes.size() == 1 ? " node\n" : " nodes\n");
     out += blackboard_lines(t.schema, t.schema.defaults());
     out += "nodes:\n";
     for (NodeIndex n = 0; n < t.nodes.size(); ++n) out += "  " + indent(t, n) + node_line(t, n) + "\n";
