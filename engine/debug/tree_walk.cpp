@@ -11,6 +11,11 @@ namespace ebt::debug::walk {
 using detail::PredOp;
 using detail::TreeData;
 
+const TreeData& definition(const Tree& tree, const char* who) {
+    if (!tree) throw UsageError(std::string(who) + ": the tree is empty (a default-constructed Tree)");
+    return detail::EngineAccess::tree_data(tree);
+}
+
 int depth(const TreeData& t, NodeIndex n) {
     int d = 0;
     for (NodeIndex p = t.nodes[n].parent; p != kNoNode; p = t.nodes[p].parent) ++d;

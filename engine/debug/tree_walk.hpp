@@ -18,6 +18,9 @@
 
 namespace ebt::debug::walk {
 
+/// The compiled definition behind `tree`; UsageError starting with `who` for an empty Tree.
+const detail::TreeData& definition(const Tree& tree, const char* who);
+
 /// How deep node `n` is: 0 for the root.
 int depth(const detail::TreeData& t, NodeIndex n);
 

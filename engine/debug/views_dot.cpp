@@ -130,15 +130,10 @@ std::string graph(const detail::TreeData& t, const Agent* agent) {
     return out + "}\n";
 }
 
-const detail::TreeData& data_of(const Tree& tree, const char* who) {
-    if (!tree) throw UsageError(std::string(who) + ": the tree is empty (a default-constructed Tree)");
-    return detail::EngineAccess::tree_data(tree);
-}
-
 }  // namespace
 
-std::string definition_dot(const Tree& tree) { return graph(data_of(tree, "definition_dot()"), nullptr); }
+std::string definition_dot(const Tree& tree) { return graph(walk::definition(tree, "definition_dot()"), nullptr); }
 
-std::string agent_dot(const Agent& agent) { return graph(data_of(agent.tree(), "agent_dot()"), &agent); }
+std::string agent_dot(const Agent& agent) { return graph(walk::definition(agent.tree(), "agent_dot()"), &agent); }
 
 }  // namespace ebt::debug

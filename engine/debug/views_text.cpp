@@ -8,11 +8,6 @@ namespace ebt::debug {
 
 namespace {
 
-const detail::TreeData& data_of(const Tree& tree, const char* who) {
-    if (!tree) throw UsageError(std::string(who) + ": the tree is empty (a default-constructed Tree)");
-    return detail::EngineAccess::tree_data(tree);
-}
-
 /// The blackboard section: one line per key (private constants are shown at their ports).
 std::string blackboard_lines(const BlackboardSchema& schema, const std::byte* values) {
     std::string out = "blackboard:\n";
@@ -46,7 +41,7 @@ std::string indent(const detail::TreeData& t, NodeIndex n) {
 }  // namespace
 
 std::string definition_text(const Tree& tree) {
-    const detail::TreeData& t = data_of(tree, "definition_text()");
+    const detail::TreeData& t = walk::definition(tree, "definition_text()");
     std::string out = "tree '" + t.name + "', " + std::to_string(t.nodes.size()) + (t.nodes.size() == 1 ? " node\n" : " nodes\n");
     out += blackboard_lines(t.schema, t.schema.defaults());
     out += "nodes:\n";
@@ -55,7 +50,7 @@ std::string definition_text(const Tree& tree) {
 }
 
 std::string agent_text(const Agent& agent) {
-    const detail::TreeData& t = data_of(agent.tree(), "agent_text()");
+    const detail::TreeData& t = walk::definition(agent.tree(), "agent_text()");
     std::string out = "agent of tree '" + t.name + "', tick " + std::to_string(agent.ticks()) + ", clock " +
                       (agent.now() == 0 ? std::string("0 s") : walk::duration_text(agent.now())) + "\n";
     out += blackboard_lines(t.schema, detail::EngineAccess::raw_values(agent.blackboard()));
