@@ -4,7 +4,8 @@
 # ebt_configure BUILD_DIR BUILD_TYPE: the one cmake configure both scripts run.
 #
 # Makes sure the Debian packages ebt needs are installed:
-#   cmake g++ make libboost-dev doctest-dev libpugixml-dev
+#   cmake g++ make libboost-dev doctest-dev libpugixml-dev graphviz
+#   (graphviz: the tests check that the tree views' DOT output renders; scripts/views.sh)
 #   + libbenchmark-dev when bench/CMakeLists.txt exists
 # Missing packages are installed with apt-get when running as root; otherwise
 # the exact command to run is printed and the calling script exits 1.
@@ -15,7 +16,7 @@ ebt_log() { printf '[ebt] %s\n' "$*" >&2; }
 EBT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 ebt_required_packages() {
-  local pkgs=(cmake g++ make libboost-dev doctest-dev libpugixml-dev)
+  local pkgs=(cmake g++ make libboost-dev doctest-dev libpugixml-dev graphviz)
   if [[ -f "$EBT_ROOT/bench/CMakeLists.txt" ]]; then
     pkgs+=(libbenchmark-dev)
   fi

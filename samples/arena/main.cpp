@@ -7,8 +7,10 @@
 // which is the same in polling and event mode for the same seed.
 //
 //   ebt_arena [--agents N] [--seconds S] [--hz H] [--seed N] [--mode poll|event] [--lod on|off]
-//             [--realtime] [--trace N] [--svg FILE]
+//             [--realtime] [--trace N] [--svg FILE] [--view N] [--dot FILE]
 #include "arena_scenario.hpp"
+
+#include <ebt/debug/views.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -47,6 +49,9 @@ void usage(std::FILE* out, const char* argv0) {
                  "  --trace N        print guard N's lifecycle trace, one line per frame: frame node-label:event\n"
                  "                   (frames where it only updates its running action are left out)\n"
                  "  --svg FILE       write an SVG picture of the arena at the end\n"
+                 "  --view N         print guard N's tree with its live state at the end (debug::agent_text)\n"
+                 "  --dot FILE       write that guard's live tree as Graphviz DOT at the end (guard 0 without\n"
+                 "                   --view; render it with: dot -Tpng FILE -o tree.png)\n"
                  "  --tree FILE      load the guards' tree from a BehaviorTree.CPP v4 XML file\n"
                  "                   (default: built in; samples/arena.xml is the same tree)\n"
                  "  -h, --help       this help\n",
@@ -145,6 +150,8 @@ int main(int argc, char** argv) {
     bool realtime = false;
     long long trace_guard = -1;
     std::string svg;
+    long long view_guard = -1;
+    std::string dot;
     for (int i = 1; i < argc; ++i) {
         const std::string opt = argv[i];
         const auto value = [&]() -> const char* {
@@ -185,6 +192,11 @@ int main(int argc, char** argv) {
         } else if (opt == "--svg") {
             svg = value();
             if (svg.empty()) fail(argv0, "--svg needs a file name");
+        } else if (opt == "--view") {
+            view_guard = parse_int(argv0, "--view", value(), 0, 5'000'000);
+        } else if (opt == "--dot") {
+            dot = value();
+            if (dot.empty()) fail(argv0, "--dot needs a file name");
         } else {
             fail(argv0, "unknown option '" + opt + "'");
         }
@@ -193,6 +205,14 @@ int main(int argc, char** argv) {
         fail(argv0, "--trace " + std::to_string(trace_guard) + ": there are only " + std::to_string(config.agents) +
                         " guards (0 to " + std::to_string(config.agents - 1) + ")");
 
+    if (view_guard >= config.agents)
+        fail(argv0, "--view " + std::to_string(view_guard) + ": there are only " + std::to_string(config.agents) +
+                        " guards (0 to " + std::to_string(config.agents - 1) + ")");
+    if (!dot.empty()) {  // fail now rather than after the run
+        std::FILE* probe = std::fopen(dot.c_str(), "w");
+        if (!probe) fail(argv0, "--dot: cannot write '" + dot + "': " + std::strerror(errno));
+        std::fclose(probe);
+    }
     if (!svg.empty()) {  // fail now rather than after the run
         std::FILE* probe = std::fopen(svg.c_str(), "w");
         if (!probe) fail(argv0, "--svg: cannot write '" + svg + "': " + std::strerror(errno));
@@ -299,6 +319,20 @@ int main(int argc, char** argv) {
         } catch (const std::exception& e) {
             std::fprintf(stderr, "%s: error: %s\n", argv0, e.what());
             return 1;
+        }
+    }
+    if (view_guard >= 0 || !dot.empty()) {
+        const int guard = static_cast<int>(std::max(view_guard, 0LL));
+        const Agent& agent = arena.world().at(arena.handle(guard));
+        if (view_guard >= 0) std::printf("\nguard %d:\n%s", guard, debug::agent_text(agent).c_str());
+        if (!dot.empty()) {
+            std::FILE* out = std::fopen(dot.c_str(), "w");
+            const std::string graph = debug::agent_dot(agent);
+            if (!out || std::fwrite(graph.data(), 1, graph.size(), out) != graph.size() || std::fclose(out) != 0) {
+                std::fprintf(stderr, "%s: error: --dot: cannot write '%s'\n", argv0, dot.c_str());
+                return 1;
+            }
+            std::printf("  guard %d's tree:   %s\n", guard, dot.c_str());
         }
     }
     return 0;
