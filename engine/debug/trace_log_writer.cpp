@@ -10,6 +10,7 @@
 #include "debug/trace_log_format.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -52,16 +53,24 @@ struct TraceLogWriter::Impl {
     bool writing() const noexcept { return !closed && error.empty(); }
 
     /// Hands `bytes` to the sink; on a failed write keeps the reason and stops.
-    void put(const std::vector<std::byte>& data) {
-        if (!error.empty() || data.empty()) return;
+    void put(const std::byte* data, std::size_t size) {
+        if (!error.empty() || size == 0) return;
         if (!file) {
-            memory.insert(memory.end(), data.begin(), data.end());
-            bytes += data.size();
+            memory.insert(memory.end(), data, data + size);
+            bytes += size;
             return;
         }
-        const std::size_t n = std::fwrite(data.data(), 1, data.size(), file);
+        const std::size_t n = std::fwrite(data, 1, size, file);
         bytes += n;
-        if (n != data.size()) fail_write();
+        if (n != size) fail_write();
+    }
+    void put(const std::vector<std::byte>& data) { put(data.data(), data.size()); }
+    /// A block's header: its kind and its length (u32, little-endian), without the heap.
+    void put_block_header(std::uint8_t kind, std::size_t length) {
+        std::array<std::byte, tracelog::kBlockHeaderBytes> header{};
+        header[0] = static_cast<std::byte>(kind);
+        for (int i = 0; i < 4; ++i) header[1 + i] = static_cast<std::byte>((length >> (8 * i)) & 0xFF);
+        put(header.data(), header.size());
     }
     void fail_write() {
         const int code = errno;
@@ -72,10 +81,7 @@ struct TraceLogWriter::Impl {
     void write_block() {
         put_file_header();
         if (buffer.size() == 0) return;
-        io::ByteWriter header;
-        header.u8(tracelog::kRecordsBlock);
-        header.u32(static_cast<std::uint32_t>(buffer.size()));
-        put(header.bytes());
+        put_block_header(tracelog::kRecordsBlock, buffer.size());
         put(buffer.bytes());
         buffer.clear();
     }
@@ -202,13 +208,10 @@ struct TraceLogWriter::Impl {
     void finish() {
         if (closed) return;
         write_block();
-        io::ByteWriter end;
         io::ByteWriter count;
         count.varint(record_count);
-        end.u8(tracelog::kEndBlock);
-        end.u32(static_cast<std::uint32_t>(count.size()));
-        end.raw(count.bytes().data(), count.size());
-        put(end.bytes());
+        put_block_header(tracelog::kEndBlock, count.size());
+        put(count.bytes());
         if (file) {
             if (error.empty() && std::fflush(file) != 0) fail_write();
             if (std::fclose(file) != 0 && error.empty()) fail_write();
