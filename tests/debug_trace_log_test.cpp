@@ -455,4 +455,25 @@ TEST_CASE("trace log: attaching twice, or from inside a frame, is refused") {
     CHECK(run.world.listeners().empty());
     log.attach(run.world);
     CHECK(run.world.listeners().size() == 1);
+
+    // From an action, during a frame: refused; the action's exception becomes its Error event.
+    Registry registry;
+    World world;
+    TraceLogWriter inner;
+    std::string refused;
+    registry.add_action("AttachLog", [&](ActionContext&) {
+        try {
+            inner.attach(world);
+        } catch (const UsageError& e) {
+            refused = e.what();
+        }
+        return Status::Running;
+    });
+    world.spawn(TreeBuilder("attacher", registry).action("AttachLog").end());
+    world.step(50ms);
+    CHECK(refused == "World::add_listener during a frame: add listeners between frames");
+    CHECK(world.listeners().empty());
+    inner.attach(world);  // between frames: fine
+    CHECK(world.listeners().size() == 1);
+    inner.detach();
 }
