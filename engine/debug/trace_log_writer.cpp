@@ -28,7 +28,7 @@ bool handle_less(AgentHandle a, AgentHandle b) noexcept {
 struct TraceLogWriter::Impl {
     TraceLogOptions options;
     std::vector<AgentHandle> chosen;  // options.agents, sorted; empty: all
-    std::string path;                 // "" for a log in memory
+    std::string path;                 // the file, or "(memory)" (names the log in errors)
     std::FILE* file = nullptr;
     std::vector<std::byte> memory;
     io::ByteWriter buffer;            // records not yet written as a block
