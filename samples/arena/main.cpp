@@ -8,8 +8,10 @@
 //
 //   ebt_arena [--agents N] [--seconds S] [--hz H] [--seed N] [--mode poll|event] [--lod on|off]
 //             [--realtime] [--trace N] [--svg FILE] [--view N] [--dot FILE]
+//             [--log FILE [--log-agents N,M,...]]
 #include "arena_scenario.hpp"
 
+#include <ebt/debug/trace_log.hpp>
 #include <ebt/debug/views.hpp>
 
 #include <algorithm>
@@ -52,6 +54,9 @@ void usage(std::FILE* out, const char* argv0) {
                  "  --view N         print guard N's tree with its live state at the end (debug::agent_text)\n"
                  "  --dot FILE       write that guard's live tree as Graphviz DOT at the end (guard 0 without\n"
                  "                   --view; render it with: dot -Tpng FILE -o tree.png)\n"
+                 "  --log FILE       write a trace log of the run (every event and blackboard change of the\n"
+                 "                   guards) to FILE; read it with ebt_trace FILE\n"
+                 "  --log-agents N,M only these guards in the log (default: all)\n"
                  "  --tree FILE      load the guards' tree from a BehaviorTree.CPP v4 XML file\n"
                  "                   (default: built in; samples/arena.xml is the same tree)\n"
                  "  -h, --help       this help\n",
@@ -152,6 +157,8 @@ int main(int argc, char** argv) {
     std::string svg;
     long long view_guard = -1;
     std::string dot;
+    std::string log_file;
+    std::vector<long long> log_guards;
     for (int i = 1; i < argc; ++i) {
         const std::string opt = argv[i];
         const auto value = [&]() -> const char* {
@@ -197,6 +204,19 @@ int main(int argc, char** argv) {
         } else if (opt == "--dot") {
             dot = value();
             if (dot.empty()) fail(argv0, "--dot needs a file name");
+        } else if (opt == "--log") {
+            log_file = value();
+            if (log_file.empty()) fail(argv0, "--log needs a file name");
+        } else if (opt == "--log-agents") {
+            const std::string list = value();
+            std::size_t from = 0;
+            while (true) {
+                const std::size_t comma = list.find(',', from);
+                const std::string item = list.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+                log_guards.push_back(parse_int(argv0, "--log-agents", item.c_str(), 0, 5'000'000));
+                if (comma == std::string::npos) break;
+                from = comma + 1;
+            }
         } else {
             fail(argv0, "unknown option '" + opt + "'");
         }
@@ -213,6 +233,12 @@ int main(int argc, char** argv) {
         if (!probe) fail(argv0, "--dot: cannot write '" + dot + "': " + std::strerror(errno));
         std::fclose(probe);
     }
+    if (!log_guards.empty() && log_file.empty()) fail(argv0, "--log-agents needs --log FILE");
+    for (const long long g : log_guards)
+        if (g >= config.agents)
+            fail(argv0, "--log-agents " + std::to_string(g) + ": there are only " + std::to_string(config.agents) +
+                            " guards (0 to " + std::to_string(config.agents - 1) + ")");
+
     if (!svg.empty()) {  // fail now rather than after the run
         std::FILE* probe = std::fopen(svg.c_str(), "w");
         if (!probe) fail(argv0, "--svg: cannot write '" + svg + "': " + std::strerror(errno));
@@ -236,6 +262,17 @@ int main(int argc, char** argv) {
     }
     Arena& arena = *holder;
     tracer.tree = &arena.tree();
+    std::optional<debug::TraceLogWriter> log;
+    if (!log_file.empty()) {
+        debug::TraceLogOptions options;
+        for (const long long g : log_guards) options.agents.push_back(arena.handle(static_cast<int>(g)));
+        try {
+            log.emplace(log_file, options);
+        } catch (const std::exception& e) {
+            fail(argv0, std::string("--log: ") + e.what());
+        }
+        log->attach(arena.world());
+    }
     const double setup_ms = ms(std::chrono::steady_clock::now() - setup_start);
 
     const std::uint64_t frame_us = static_cast<std::uint64_t>(std::max<long long>(1, std::llround(1e6 / config.hz)));
@@ -312,6 +349,16 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(arena.hash()),
                 static_cast<unsigned long long>(arena.world().state_hash()),
                 static_cast<unsigned long long>(arena.sim_hash()));
+    if (log) {
+        try {
+            log->close();
+            std::printf("  trace log:         %s (%llu records, %llu bytes; read it with ebt_trace)\n", log_file.c_str(),
+                        static_cast<unsigned long long>(log->records()), static_cast<unsigned long long>(log->bytes_written()));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: error: %s\n", argv0, e.what());
+            return 1;
+        }
+    }
     if (!svg.empty()) {
         try {
             arena.write_svg(svg);
