@@ -158,18 +158,29 @@ TEST_CASE("inspector: one agent's tree, statuses, blackboard and recent events, 
     // engage's leading condition is its guard (never run itself). Frame 0: Patrol starts (the guard is
     // false). Frame 1: the guard wakes, Patrol is aborted, engage and Attack start.
     const std::string events =
-        R"("events":[{"frame":0,"tick":0,"node":0,"label":"ActiveSelector","what":"Initialize"},)"
-        R"({"frame":0,"tick":0,"node":1,"label":"engage","what":"guard false"},)"
-        R"({"frame":0,"tick":0,"node":4,"label":"Patrol","what":"Initialize"},)"
-        R"({"frame":0,"tick":0,"node":4,"label":"Patrol","what":"Update Running"},)"
-        R"({"frame":1,"tick":1,"node":1,"label":"engage","what":"guard true"},)"
-        R"({"frame":1,"tick":1,"node":4,"label":"Patrol","what":"Terminate Aborted"},)"
-        R"({"frame":1,"tick":1,"node":1,"label":"engage","what":"Initialize"},)"
-        R"({"frame":1,"tick":1,"node":3,"label":"Attack","what":"Initialize"},)"
-        R"({"frame":1,"tick":1,"node":3,"label":"Attack","what":"Update Running"}])";
+        R"("events":[{"frame":0,"tick":0,"node":0,"label":"ActiveSelector","what":"Initialize","times":1},)"
+        R"({"frame":0,"tick":0,"node":1,"label":"engage","what":"guard false","times":1},)"
+        R"({"frame":0,"tick":0,"node":4,"label":"Patrol","what":"Initialize","times":1},)"
+        R"({"frame":0,"tick":0,"node":4,"label":"Patrol","what":"Update Running","times":1},)"
+        R"({"frame":1,"tick":1,"node":1,"label":"engage","what":"guard true","times":1},)"
+        R"({"frame":1,"tick":1,"node":4,"label":"Patrol","what":"Terminate Aborted","times":1},)"
+        R"({"frame":1,"tick":1,"node":1,"label":"engage","what":"Initialize","times":1},)"
+        R"({"frame":1,"tick":1,"node":3,"label":"Attack","what":"Initialize","times":1},)"
+        R"({"frame":1,"tick":1,"node":3,"label":"Attack","what":"Update Running","times":1}])";
     CHECK(inspector.handle("GET", "/api/agent?handle=" + h).body ==
           R"({"handle":")" + h + R"(","frame":2,"tree":"guard","mode":"event","ticks":2,)" + nodes + "," + blackboard +
               "," + events + "}");
+
+    // A running action's update in consecutive frames is one row, counted.
+    for (int i = 0; i < 3; ++i) {
+        inspector.after_frame(g.world.step(50ms));
+        REQUIRE(inspector.before_frame());
+    }
+    const std::string body = inspector.handle("GET", "/api/agent?handle=" + h).body;
+    const std::string last = R"({"frame":4,"tick":4,"node":3,"label":"Attack","what":"Update Running","times":4}]})";
+    CHECK(body.substr(body.size() - last.size()) == last);
+    CHECK(body.find(R"({"frame":1,"tick":1,"node":3,"label":"Attack","what":"Initialize","times":1},{"frame":4,)") !=
+          std::string::npos);
 
     CHECK(inspector.handle("GET", "/api/agent?handle=banana").status == 400);
     CHECK(inspector.handle("GET", "/api/agent").body ==

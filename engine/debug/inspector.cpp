@@ -117,9 +117,10 @@ struct AgentList {
 };
 
 struct EventRow {
-    std::uint64_t frame = 0;
-    TraceEvent event;      // event.message is not kept: see `message`
-    std::string message;   // Error events
+    std::uint64_t frame = 0;  // of the last time
+    TraceEvent event;         // event.message is not kept: see `message`
+    std::string message;      // Error events
+    std::uint32_t times = 1;  // the same update of the same node in consecutive ticks, counted in one row
 };
 
 struct AgentDetail {
@@ -227,7 +228,18 @@ struct Inspector::Impl : WorldListener {
     // WorldListener: the selected agent's recent events (game thread, during frames and commands).
     void on_event(AgentHandle handle, const Agent&, const TraceEvent& event) override {
         if (handle != watched) return;
-        EventRow row{world.frame(), event, std::string(event.message)};
+        // A running action's update every frame would push everything else out: one row counts them.
+        if (!events.empty() && event.kind == TraceKind::Update) {
+            EventRow& last = events.back();
+            if (last.event.kind == TraceKind::Update && last.event.node == event.node &&
+                last.event.status == event.status && last.event.tick + 1 == event.tick) {
+                last.frame = world.frame();
+                last.event.tick = event.tick;
+                ++last.times;
+                return;
+            }
+        }
+        EventRow row{world.frame(), event, std::string(event.message), 1};
         row.event.message = {};
         events.push_back(std::move(row));
         while (events.size() > options.recent_events) events.pop_front();
@@ -561,7 +573,7 @@ struct Inspector::Impl : WorldListener {
             out += "\"frame\":" + std::to_string(e.frame) + ",\"tick\":" + std::to_string(e.event.tick) +
                    ",\"node\":" + std::to_string(e.event.node) + ",\"label\":" +
                    json_string(e.event.node < d->tree->nodes.size() ? d->tree->nodes[e.event.node].label : "") +
-                   ",\"what\":" + json_string(event_text(e)) + "}";
+                   ",\"what\":" + json_string(event_text(e)) + ",\"times\":" + std::to_string(e.times) + "}";
         }
         return out + "]}";
     }

@@ -13,6 +13,7 @@ constexpr std::string_view kPage = R"EBTPAGE(<!doctype html>
 <head>
 <meta charset="utf-8">
 <title>ebt inspector</title>
+<link rel="icon" href="data:,">
 <style>
   :root { --bg:#f4f5f7; --card:#fff; --ink:#1f2933; --muted:#6b7785; --line:#e1e5ea; --accent:#2563eb;
           --running:#f59e0b; --success:#16a34a; --failure:#dc2626; --aborted:#7c3aed; --idle:#d5dbe3; }
@@ -196,7 +197,8 @@ function drawTree(nodes) {
   if (nodes.length) place(0, 0);
   const depth = Math.max(0, ...pos.map(p => p.d));
   const W = Math.max(1, nextLeaf) * (BW + GX) + GX, H = (depth + 1) * (BH + GY) - GY + 16;
-  const root = svg("svg", { width: W, height: H, viewBox: "0 0 " + W + " " + H });
+  // Scaled down to the card's width (never up): the whole tree stays in view.
+  const root = svg("svg", { width: "100%", viewBox: "0 0 " + W + " " + H, style: "max-width:" + W + "px; display:block; margin:auto" });
   const cx = (i) => GX + pos[i].x * (BW + GX) + BW / 2, cy = (i) => 8 + pos[i].d * (BH + GY);
   nodes.forEach(n => { if (n.parent >= 0) {
     const y1 = cy(n.parent) + BH, y2 = cy(n.index), m = (y1 + y2) / 2;
@@ -250,7 +252,7 @@ function drawAgent(a) {
   const ev = $("events"); ev.textContent = "";
   for (const e of a.events.slice().reverse()) {
     const li = document.createElement("li");
-    li.textContent = "frame " + e.frame + "  " + e.label + ": " + e.what;
+    li.textContent = "frame " + e.frame + "  " + e.label + ": " + e.what + (e.times > 1 ? "  \u00d7" + e.times : "");
     ev.appendChild(li);
   }
 }
