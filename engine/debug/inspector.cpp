@@ -599,7 +599,8 @@ struct Inspector::Impl : WorldListener {
             if (path == "/api/metrics") return json(200, metrics_json());
             if (path == "/api/agents") {
                 std::string q, limit_text;
-                if (query.find("q=") != std::string_view::npos && !http::form_value(query, "q", q))
+                bool malformed = false;
+                if (!http::form_value(query, "q", q, &malformed) && malformed)
                     return json(400, json_error("bad query: q is not URL-encoded"));
                 std::size_t limit = 100;
                 if (http::form_value(query, "limit", limit_text)) {

@@ -214,7 +214,8 @@ bool url_decode(std::string_view in, std::string& out) {
     return true;
 }
 
-bool form_value(std::string_view form, std::string_view name, std::string& out) {
+bool form_value(std::string_view form, std::string_view name, std::string& out, bool* malformed) {
+    if (malformed) *malformed = false;
     while (!form.empty()) {
         const std::size_t amp = form.find('&');
         const std::string_view pair = form.substr(0, amp);
@@ -223,7 +224,9 @@ bool form_value(std::string_view form, std::string_view name, std::string& out) 
         std::string key;
         if (!url_decode(pair.substr(0, eq), key)) continue;
         if (key != name) continue;
-        return url_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), out);
+        if (url_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1), out)) return true;
+        if (malformed) *malformed = true;
+        return false;
     }
     return false;
 }
@@ -281,6 +284,36 @@ void Server::run() {
     const auto error_response = [](int status, const std::string& message) {
         return Response{status, "text/plain; charset=utf-8", message + "\n"};
     };
+    // Reads what arrived on connection i and answers it once the request is whole. False when the
+    // connection was closed (answered, or gone).
+    const auto read_and_serve = [&](std::size_t i) {
+        char buf[4096];
+        const ssize_t n = ::recv(connections[i].fd, buf, sizeof buf, 0);
+        if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+        if (n <= 0) {
+            ::close(connections[i].fd);
+            connections.erase(connections.begin() + static_cast<std::ptrdiff_t>(i));
+            return false;
+        }
+        connections[i].in.append(buf, static_cast<std::size_t>(n));
+        Request request;
+        std::string error;
+        switch (parse_request(connections[i].in, request, error)) {
+        case ParseState::Incomplete: return true;
+        case ParseState::Bad: finish(i, error_response(400, "bad request: " + error)); return false;
+        case ParseState::TooLarge: finish(i, error_response(413, error)); return false;
+        case ParseState::Complete: break;
+        }
+        request.port = port_;
+        Response response;
+        try {
+            response = handler_(request);
+        } catch (const std::exception& e) {
+            response = error_response(503, std::string("inspector error: ") + e.what());
+        }
+        finish(i, response);
+        return false;
+    };
     std::vector<pollfd> fds;
     while (!stop_.load()) {
         fds.clear();
@@ -293,38 +326,9 @@ void Server::run() {
         const Clock::time_point now = Clock::now();
         // Read what arrived, newest connections last; handle each whole request.
         for (std::size_t i = connections.size(); i-- > 0;) {
-            const short revents = fds[i + 2].revents;
-            if (revents & (POLLIN | POLLHUP | POLLERR)) {
-                char buf[4096];
-                const ssize_t n = ::recv(connections[i].fd, buf, sizeof buf, 0);
-                if (n <= 0) {
-                    if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
-                    ::close(connections[i].fd);
-                    connections.erase(connections.begin() + static_cast<std::ptrdiff_t>(i));
-                    continue;
-                }
-                connections[i].in.append(buf, static_cast<std::size_t>(n));
-                Request request;
-                std::string error;
-                switch (parse_request(connections[i].in, request, error)) {
-                case ParseState::Incomplete: break;
-                case ParseState::Bad: finish(i, error_response(400, "bad request: " + error)); break;
-                case ParseState::TooLarge: finish(i, error_response(413, error)); break;
-                case ParseState::Complete: {
-                    request.port = port_;
-                    Response response;
-                    try {
-                        response = handler_(request);
-                    } catch (const std::exception& e) {
-                        response = error_response(503, std::string("inspector error: ") + e.what());
-                    }
-                    finish(i, response);
-                    break;
-                }
-                }
-            } else if (now >= connections[i].deadline) {
-                finish(i, error_response(408, "the request did not arrive in time"));
-            }
+            if ((fds[i + 2].revents & (POLLIN | POLLHUP | POLLERR)) && !read_and_serve(i)) continue;  // closed
+            // Whatever it sent so far, a connection without a whole request by its deadline is closed.
+            if (now >= connections[i].deadline) finish(i, error_response(408, "the request did not arrive in time"));
         }
         if (fds[1].revents & POLLIN) {
             for (;;) {

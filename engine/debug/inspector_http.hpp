@@ -51,8 +51,8 @@ std::string serialize(const Response& response);
 /// Decodes %XX and '+' (application/x-www-form-urlencoded). False on a bad escape.
 bool url_decode(std::string_view in, std::string& out);
 /// The value of `name` in a query string or form body ("a=1&b=x%20y"), decoded; false when absent
-/// or badly encoded.
-bool form_value(std::string_view form, std::string_view name, std::string& out);
+/// or badly encoded (then `*malformed`, when given, is set).
+bool form_value(std::string_view form, std::string_view name, std::string& out, bool* malformed = nullptr);
 
 class Server {
 public:
