@@ -165,17 +165,26 @@ function drawChart(frames) {
 
 function drawAgents(list) {
   $("agents-count").textContent = list.pending ? "" : "(" + list.matched + " of " + list.total + ")";
-  const body = $("agents"); body.textContent = "";
-  for (const a of list.agents) {
-    const row = body.insertRow();
+  // Rows are updated in place, not rebuilt, so that a click is not lost to a refresh.
+  const body = $("agents");
+  list.agents.forEach((a, i) => {
+    let row = body.rows[i];
+    if (!row) {
+      row = body.insertRow();
+      for (let c = 0; c < 3; c++) row.insertCell();
+      const dot = document.createElement("i"); dot.className = "dot"; row.cells[2].appendChild(dot);
+      row.cells[2].appendChild(text(""));
+      row.onclick = () => select(row.dataset.handle);
+    }
     row.dataset.handle = a.handle;
-    if (a.handle === selected) row.className = "selected";
-    cell(row, a.handle); cell(row, a.tree);
-    const td = cell(row, a.running === null ? "-" : a.running, a.path || "");
-    const dot = document.createElement("i"); dot.className = "dot"; dot.style.background = colors[a.status] || colors.Invalid;
-    td.prepend(dot);
-    row.onclick = () => select(a.handle);
-  }
+    row.className = a.handle === selected ? "selected" : "";
+    if (row.cells[0].textContent !== a.handle) row.cells[0].textContent = a.handle;
+    if (row.cells[1].textContent !== a.tree) row.cells[1].textContent = a.tree;
+    row.cells[2].lastChild.nodeValue = a.running === null ? "-" : a.running;
+    row.cells[2].title = a.path || "";
+    row.cells[2].firstChild.style.background = colors[a.status] || colors.Invalid;
+  });
+  while (body.rows.length > list.agents.length) body.deleteRow(-1);
 }
 
 const SVG = "http://www.w3.org/2000/svg";
