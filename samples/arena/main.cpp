@@ -249,10 +249,15 @@ int main(int argc, char** argv) {
     const std::uint64_t frame_us = static_cast<std::uint64_t>(std::max<long long>(1, std::llround(1e6 / config.hz)));
     const auto frames = static_cast<std::uint64_t>(std::max<long long>(1, std::llround(sim_seconds * 1e6 / static_cast<double>(frame_us))));
 
-    std::printf("ebt %s arena: %d guards in %d squads, %d intruders, %.6g s at %g Hz (%llu frames), seed %llu, "
+    char length[64];  // "60 s at 20 Hz (1200 frames)", or "until stopped at 20 Hz" when inspecting without --seconds
+    if (inspector && !seconds_given) std::snprintf(length, sizeof length, "until stopped at %g Hz", config.hz);
+    else
+        std::snprintf(length, sizeof length, "%.6g s at %g Hz (%llu frames)", sim_seconds, config.hz,
+                      static_cast<unsigned long long>(frames));
+    std::printf("ebt %s arena: %d guards in %d squads, %d intruders, %s, seed %llu, "
                 "%s mode, LOD %s%s\n",
-                version_string(), config.agents, arena.squads(), arena.intruders(), sim_seconds, config.hz,
-                static_cast<unsigned long long>(frames), static_cast<unsigned long long>(config.seed),
+                version_string(), config.agents, arena.squads(), arena.intruders(), length,
+                static_cast<unsigned long long>(config.seed),
                 config.mode == Mode::Polling ? "poll" : "event", config.lod ? "on" : "off",
                 realtime ? ", real time" : "");
     std::printf("arena %.0f x %.0f units; world set up in %.1f ms\n", arena.width(), arena.height(), setup_ms);
