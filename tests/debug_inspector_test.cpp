@@ -424,6 +424,17 @@ TEST_CASE("inspector: the HTTP server on 127.0.0.1: the page, the JSON, a comman
     CHECK(g.world.at(g.a).blackboard().get<int>("hp") == 7);
 }
 
+TEST_CASE("inspector: a client that does not finish its request in time gets 408") {
+    Guards g;
+    debug::InspectorOptions o;
+    o.request_timeout = 300ms;
+    debug::Inspector inspector(g.world, o);
+    // Half a request, then nothing more, the connection left open: answered at the deadline.
+    const std::string r = http_exchange(inspector.port(), "GET /api/state HTTP/1.1\r\n", false);
+    CHECK(status_line(r) == "HTTP/1.1 408 Request Timeout");
+    CHECK(body_of(r) == "the request did not arrive in time\n");
+}
+
 TEST_CASE("inspector: a busy port is refused with the port in the message") {
     Guards g;
     debug::Inspector first(g.world, {});

@@ -645,7 +645,7 @@ Inspector::Inspector(World& world, InspectorOptions options) : impl_(std::make_u
     impl_->publish_state();
     if (options.serve) {
         Impl* impl = impl_.get();
-        impl_->server = std::make_unique<http::Server>(options.port, [impl](const http::Request& r) {
+        impl_->server = std::make_unique<http::Server>(options.port, options.request_timeout, [impl](const http::Request& r) {
             const std::string port = std::to_string(r.port);
             if (r.host != "127.0.0.1:" + port && r.host != "localhost:" + port)
                 return http::Response{403, "application/json",

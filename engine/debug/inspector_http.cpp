@@ -231,7 +231,8 @@ bool form_value(std::string_view form, std::string_view name, std::string& out, 
     return false;
 }
 
-Server::Server(std::uint16_t port, Handler handler) : handler_(std::move(handler)) {
+Server::Server(std::uint16_t port, std::chrono::milliseconds request_timeout, Handler handler)
+    : handler_(std::move(handler)), request_timeout_(request_timeout) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (listen_fd_ < 0) throw_errno("inspector: socket()");
     const int one = 1;
@@ -338,7 +339,7 @@ void Server::run() {
                     // The oldest connection makes room (a browser may hold idle ones open).
                     finish(0, error_response(503, "too many connections"));
                 }
-                connections.push_back({fd, {}, now + std::chrono::milliseconds(kRequestDeadlineMs)});
+                connections.push_back({fd, {}, now + request_timeout_});
             }
         }
     }

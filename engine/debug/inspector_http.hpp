@@ -9,6 +9,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -36,7 +37,6 @@ struct Response {
 inline constexpr std::size_t kMaxHeaderBytes = 8 * 1024;
 inline constexpr std::size_t kMaxBodyBytes = 16 * 1024;
 inline constexpr int kMaxConnections = 32;
-inline constexpr int kRequestDeadlineMs = 5000;  // a connection that has not sent a whole request by then gets 408
 
 /// Outcome of parsing the bytes received so far on one connection.
 enum class ParseState { Incomplete, Complete, Bad, TooLarge };
@@ -57,8 +57,9 @@ bool form_value(std::string_view form, std::string_view name, std::string& out, 
 class Server {
 public:
     using Handler = std::function<Response(const Request&)>;
-    /// Binds 127.0.0.1:`port` (0: a free port) and starts serving.
-    Server(std::uint16_t port, Handler handler);
+    /// Binds 127.0.0.1:`port` (0: a free port) and starts serving. A connection that has not sent a
+    /// whole request within `request_timeout` of connecting is answered 408 and closed.
+    Server(std::uint16_t port, std::chrono::milliseconds request_timeout, Handler handler);
     ~Server();
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
@@ -68,6 +69,7 @@ public:
 private:
     void run();
     Handler handler_;
+    std::chrono::milliseconds request_timeout_;
     int listen_fd_ = -1;
     int wake_pipe_[2] = {-1, -1};  // written by the destructor so that poll() returns at once
     std::uint16_t port_ = 0;

@@ -42,6 +42,8 @@ struct InspectorOptions {
     /// How long a command request waits for the game thread to apply it (before_frame) before it
     /// is answered 503.
     std::chrono::milliseconds command_timeout{2000};
+    /// A connection must send its whole request within this time of connecting (else 408).
+    std::chrono::milliseconds request_timeout{5000};
     /// Frames of metrics kept for the chart.
     std::size_t history_frames = 600;
     /// Trace events of the selected agent kept.
