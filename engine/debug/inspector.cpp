@@ -104,6 +104,7 @@ struct TreeInfo {
     std::vector<Node> nodes;
 };
 
+/// One line of the agent list: a snapshot row, made on the game thread, read by the server thread.
 struct AgentRow {
     AgentHandle handle;
     std::shared_ptr<const TreeInfo> tree;
@@ -111,11 +112,13 @@ struct AgentRow {
     Status root = Status::Invalid;
 };
 
+/// The agent list as of one frame (published whole; immutable once published).
 struct AgentList {
     std::uint64_t frame = 0;
     std::vector<AgentRow> rows;
 };
 
+/// One of the selected agent's recent trace events (kept by the listener, copied into the snapshot).
 struct EventRow {
     std::uint64_t frame = 0;  // of the last time
     TraceEvent event;         // event.message is not kept: see `message`
@@ -123,6 +126,8 @@ struct EventRow {
     std::uint32_t times = 1;  // the same update of the same node in consecutive ticks, counted in one row
 };
 
+/// The selected agent as of one frame: its statuses, blackboard text and recent events (immutable
+/// once published).
 struct AgentDetail {
     AgentHandle handle;
     bool gone = false;  // the agent no longer exists (nothing else is set)
@@ -139,6 +144,7 @@ struct AgentDetail {
     std::vector<EventRow> events;
 };
 
+/// One frame's FrameMetrics, as the chart needs them.
 struct MetricsRow {
     std::uint64_t frame;
     std::int64_t wall_ns;
@@ -147,6 +153,7 @@ struct MetricsRow {
 
 enum class CommandKind { Pause, Resume, Step, Write, Abort };
 
+/// A command from the page, queued by the server thread and applied by before_frame.
 struct Command {
     std::uint64_t id = 0;
     CommandKind kind = CommandKind::Pause;
@@ -154,6 +161,7 @@ struct Command {
     std::string key, value;
 };
 
+/// What a command's request answers (status and JSON body), handed back to the waiting request.
 struct CommandResult {
     int status = 200;
     std::string body;
@@ -183,6 +191,9 @@ template <class T> bool write_as(Blackboard& bb, KeyId id, const TypeInfo* type,
 
 }  // namespace
 
+/// The inspector's state, owned by the Inspector. Its game-thread half is used by before_frame,
+/// after_frame and, as one of the World's listeners while an agent is selected, during frames; its
+/// shared half (`shared`, under `mutex`) also by the server thread through handle().
 struct Inspector::Impl : WorldListener {
     explicit Impl(World& w, InspectorOptions o) : world(w), options(o) {}
 
