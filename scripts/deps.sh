@@ -81,6 +81,20 @@ ebt_ensure_deps() {
   ebt_ensure_packages "${pkgs[@]}"
 }
 
+# The browser tests' packages (CTest label browser, tests/browser/): headless chromium, its driver, and
+# selenium for Debian's /usr/bin/python3. Building and the other tests do not need them, and
+# scripts/test.sh does not install them: without them the browser tests are skipped (with a message).
+# CI installs them (.ci/run) and sets EBT_REQUIRE_BROWSER=1, so that there they must run.
+ebt_browser_packages() {
+  printf '%s\n' chromium chromium-driver python3-selenium
+}
+
+ebt_ensure_browser_deps() {
+  local pkgs
+  mapfile -t pkgs < <(ebt_browser_packages)
+  ebt_ensure_packages "${pkgs[@]}"
+}
+
 ebt_jobs() { nproc 2>/dev/null || echo 2; }
 
 # ebt_configure BUILD_DIR BUILD_TYPE: configures BUILD_DIR with every ebt option

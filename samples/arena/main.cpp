@@ -8,9 +8,10 @@
 //
 //   ebt_arena [--agents N] [--seconds S] [--hz H] [--seed N] [--mode poll|event] [--lod on|off]
 //             [--realtime] [--trace N] [--svg FILE] [--view N] [--dot FILE]
-//             [--log FILE [--log-agents N,M,...]]
+//             [--log FILE [--log-agents N,M,...]] [--inspect PORT]
 #include "arena_scenario.hpp"
 
+#include <ebt/debug/inspector.hpp>
 #include <ebt/debug/trace_log.hpp>
 #include <ebt/debug/views.hpp>
 
@@ -18,6 +19,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -59,6 +61,8 @@ void usage(std::FILE* out, const char* argv0) {
                  "  --log-agents N,M only these guards in the log (default: all)\n"
                  "  --tree FILE      load the guards' tree from a BehaviorTree.CPP v4 XML file\n"
                  "                   (default: built in; samples/arena.xml is the same tree)\n"
+                 "  --inspect PORT   serve the live inspector on http://127.0.0.1:PORT/ (0: a free port) and run\n"
+                 "                   in real time until Ctrl-C (or --seconds, when given)\n"
                  "  -h, --help       this help\n",
                  argv0);
 }
@@ -137,6 +141,9 @@ struct FrameTrace : TraceListener {
     }
 };
 
+volatile std::sig_atomic_t g_interrupted = 0;  // Ctrl-C while inspecting: finish the run
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
+
 double ms(std::chrono::nanoseconds d) { return static_cast<double>(d.count()) * 1e-6; }
 
 /// Median and maximum of a small sample (sorts it).
@@ -159,6 +166,8 @@ int main(int argc, char** argv) {
     std::string dot;
     std::string log_file;
     std::vector<long long> log_guards;
+    long long inspect_port = -1;
+    bool seconds_given = false;
     for (int i = 1; i < argc; ++i) {
         const std::string opt = argv[i];
         const auto value = [&]() -> const char* {
@@ -172,6 +181,7 @@ int main(int argc, char** argv) {
             config.agents = static_cast<int>(parse_int(argv0, "--agents", value(), 1, 5'000'000));
         } else if (opt == "--seconds") {
             sim_seconds = parse_real(argv0, "--seconds", value(), 0.001, 1e6);
+            seconds_given = true;
         } else if (opt == "--hz") {
             config.hz = parse_real(argv0, "--hz", value(), 0.1, 10'000);
         } else if (opt == "--seed") {
@@ -196,6 +206,8 @@ int main(int argc, char** argv) {
 #if !EBT_HAS_XML
             fail(argv0, "--tree: this build of ebt has no XML support (configured with -DEBT_XML=OFF)");
 #endif
+        } else if (opt == "--inspect") {
+            inspect_port = parse_int(argv0, "--inspect", value(), 0, 65535);
         } else if (opt == "--svg") {
             svg = value();
             if (svg.empty()) fail(argv0, "--svg needs a file name");
@@ -275,16 +287,40 @@ int main(int argc, char** argv) {
     }
     const double setup_ms = ms(std::chrono::steady_clock::now() - setup_start);
 
+    // The live inspector: real time, and no end unless --seconds was given.
+    std::optional<debug::Inspector> inspector;
+    if (inspect_port >= 0) {
+        try {
+            inspector.emplace(arena.world(), debug::InspectorOptions{.port = static_cast<std::uint16_t>(inspect_port)});
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: error: --inspect: %s\n", argv0, e.what());
+            return 2;
+        }
+        realtime = true;
+        if (!seconds_given) sim_seconds = 1e6;
+        std::signal(SIGINT, on_interrupt);
+        std::signal(SIGTERM, on_interrupt);
+    }
+
     const std::uint64_t frame_us = static_cast<std::uint64_t>(std::max<long long>(1, std::llround(1e6 / config.hz)));
     const auto frames = static_cast<std::uint64_t>(std::max<long long>(1, std::llround(sim_seconds * 1e6 / static_cast<double>(frame_us))));
 
-    std::printf("ebt %s arena: %d guards in %d squads, %d intruders, %.6g s at %g Hz (%llu frames), seed %llu, "
+    char length[64];  // "60 s at 20 Hz (1200 frames)", or "until stopped at 20 Hz" when inspecting without --seconds
+    if (inspector && !seconds_given) std::snprintf(length, sizeof length, "until stopped at %g Hz", config.hz);
+    else
+        std::snprintf(length, sizeof length, "%.6g s at %g Hz (%llu frames)", sim_seconds, config.hz,
+                      static_cast<unsigned long long>(frames));
+    std::printf("ebt %s arena: %d guards in %d squads, %d intruders, %s, seed %llu, "
                 "%s mode, LOD %s%s\n",
-                version_string(), config.agents, arena.squads(), arena.intruders(), sim_seconds, config.hz,
-                static_cast<unsigned long long>(frames), static_cast<unsigned long long>(config.seed),
+                version_string(), config.agents, arena.squads(), arena.intruders(), length,
+                static_cast<unsigned long long>(config.seed),
                 config.mode == Mode::Polling ? "poll" : "event", config.lod ? "on" : "off",
                 realtime ? ", real time" : "");
-    std::printf("arena %.0f x %.0f units; world set up in %.1f ms\n\n", arena.width(), arena.height(), setup_ms);
+    std::printf("arena %.0f x %.0f units; world set up in %.1f ms\n", arena.width(), arena.height(), setup_ms);
+    if (inspector)
+        std::printf("inspector: %s  (Ctrl-C to stop%s)\n", inspector->url().c_str(),
+                    seconds_given ? ", or at the end of --seconds" : "");
+    std::printf("\n");
     std::printf("%7s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "time s", "patrol", "respond", "attack", "flee",
                 "intruders", "alarms", "events", "AI ms", "AI ms", "sim ms");
     std::printf("%7s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "", "", "", "", "", "", "", "handled", "median",
@@ -292,12 +328,21 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
 
     std::vector<double> ai_ms, sim_ms, all_ai_ms;
-    all_ai_ms.reserve(frames);
+    all_ai_ms.reserve(std::min<std::uint64_t>(frames, 1'000'000));
     std::uint64_t second_events = 0, total_events = 0, total_guards = 0, total_updates = 0;
     double total_ai = 0, total_sim = 0;
     const auto start = std::chrono::steady_clock::now();
-    for (std::uint64_t f = 0; f < frames; ++f) {
+    std::uint64_t ticks = 0;  // real-time frame slots passed (paused ones included)
+    std::uint64_t f = 0;
+    for (; f < frames && !g_interrupted; ++f) {
+        if (inspector) {
+            // Paused: keep serving at the frame rate without stepping.
+            while (!inspector->before_frame() && !g_interrupted)
+                std::this_thread::sleep_until(start + std::chrono::microseconds(++ticks * frame_us));
+            if (g_interrupted) break;
+        }
         const scenarios::ArenaFrame fr = arena.step();
+        if (inspector) inspector->after_frame(fr.ai);
         tracer.flush();
         const double a = ms(fr.ai.wall_time), s = ms(fr.sim_time);
         ai_ms.push_back(a);
@@ -324,16 +369,17 @@ int main(int argc, char** argv) {
             sim_ms.clear();
             second_events = 0;
         }
-        if (realtime) std::this_thread::sleep_until(start + std::chrono::microseconds((f + 1) * frame_us));
+        if (realtime) std::this_thread::sleep_until(start + std::chrono::microseconds(++ticks * frame_us));
     }
+    const std::uint64_t frames_run = f;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     const scenarios::ArenaCounts c = arena.counts();
     const scenarios::ArenaTotals& t = arena.totals();
     const auto [ai_med, ai_max] = median_max(all_ai_ms);
-    const double simulated = static_cast<double>(frames * frame_us) * 1e-6;
+    const double simulated = static_cast<double>(frames_run * frame_us) * 1e-6;
     std::printf("\ndone: %llu frames, %.1f simulated s in %.2f wall s (%.1fx real time)\n",
-                static_cast<unsigned long long>(frames), simulated, wall, wall > 0 ? simulated / wall : 0.0);
+                static_cast<unsigned long long>(frames_run), simulated, wall, wall > 0 ? simulated / wall : 0.0);
     std::printf("  AI (World::step):  %.2f s in all; per frame median %.3f ms, worst %.3f ms\n", total_ai * 1e-3,
                 ai_med, ai_max);
     std::printf("                     %llu events handled, %llu guard evaluations, %llu leaf updates\n",
