@@ -107,13 +107,34 @@ inline Predicate Xor(const Predicate& a, const Predicate& b) { return a ^ b; }
 ///
 /// The guard re-evaluates when a key it compares is written (event mode). The value converts to the
 /// key's type when it does so exactly (5 for a float key; not 0.1, a double that no float equals:
-/// write 0.1f); two keys must have the same type. Otherwise end() throws BuildError naming the node.
-template <class T> Predicate lt(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::Less, type_of<T>(), &value); }
-template <class T> Predicate le(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::LessEqual, type_of<T>(), &value); }
-template <class T> Predicate gt(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::Greater, type_of<T>(), &value); }
-template <class T> Predicate ge(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::GreaterEqual, type_of<T>(), &value); }
-template <class T> Predicate eq(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::Equal, type_of<T>(), &value); }
-template <class T> Predicate ne(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::NotEqual, type_of<T>(), &value); }
+/// write 0.1f); two keys must have the same type. Keys of other types (std::string, enums, bool, user
+/// types) compare with eq and ne only, against a value of exactly the key's type (a string literal
+/// is a std::string): `ebt::eq("bark", "alarm")`, `ebt::ne("stance", Stance::Idle)`; lt/le/gt/ge on
+/// them are refused. Otherwise end() throws BuildError naming the node.
+template <class T> Predicate lt(std::string key, const T& value) {
+    const detail::stored_t<T>& v = value;
+    return Predicate::compare(std::move(key), Comparison::Less, type_of<detail::stored_t<T>>(), &v);
+}
+template <class T> Predicate le(std::string key, const T& value) {
+    const detail::stored_t<T>& v = value;
+    return Predicate::compare(std::move(key), Comparison::LessEqual, type_of<detail::stored_t<T>>(), &v);
+}
+template <class T> Predicate gt(std::string key, const T& value) {
+    const detail::stored_t<T>& v = value;
+    return Predicate::compare(std::move(key), Comparison::Greater, type_of<detail::stored_t<T>>(), &v);
+}
+template <class T> Predicate ge(std::string key, const T& value) {
+    const detail::stored_t<T>& v = value;
+    return Predicate::compare(std::move(key), Comparison::GreaterEqual, type_of<detail::stored_t<T>>(), &v);
+}
+template <class T> Predicate eq(std::string key, const T& value) {
+    const detail::stored_t<T>& v = value;
+    return Predicate::compare(std::move(key), Comparison::Equal, type_of<detail::stored_t<T>>(), &v);
+}
+template <class T> Predicate ne(std::string key, const T& value) {
+    const detail::stored_t<T>& v = value;
+    return Predicate::compare(std::move(key), Comparison::NotEqual, type_of<detail::stored_t<T>>(), &v);
+}
 inline Predicate lt(std::string key, KeyRef other) { return Predicate::compare(std::move(key), Comparison::Less, std::move(other)); }
 inline Predicate le(std::string key, KeyRef other) { return Predicate::compare(std::move(key), Comparison::LessEqual, std::move(other)); }
 inline Predicate gt(std::string key, KeyRef other) { return Predicate::compare(std::move(key), Comparison::Greater, std::move(other)); }
