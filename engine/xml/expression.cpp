@@ -237,7 +237,7 @@ private:
         if (other_type != type) {
             pos_ = other_at;
             if (!other_type)
-                fail("key '" + other + "' is compared but its type is not known: declare it in the tree's <Blackboard> as " + type->name);
+                fail("key '" + other + "' is compared but its type is not known: declare it in the tree's <Blackboard> as " + xml_type_name(type));
             fail("'" + name + "' is " + type->name + " but '" + other + "' is " + other_type->name + ": compare keys of one type");
         }
         keys_.push_back({other, type, what});
