@@ -182,7 +182,7 @@ TEST_CASE("blackboard values: a shared blackboard publishes a string to its squa
 
 TEST_CASE("blackboard values: comparisons of strings and enums; ordering refused") {
     Registry reg = barks();
-    reg.add_enum<game::Stance>("Stance", {{"Idle", game::Stance::Idle}, {"Alert", game::Stance::Alert}, {"Combat", game::Stance::Combat}});
+    reg.add_enum<game::Stance>("GameStance", {{"Idle", game::Stance::Idle}, {"Alert", game::Stance::Alert}, {"Combat", game::Stance::Combat}});
     const Tree tree = TreeBuilder("stance", reg)
                           .key<game::Stance>("stance")
                           .active_selector()
@@ -218,15 +218,15 @@ TEST_CASE("blackboard values: comparisons of strings and enums; ordering refused
 
 TEST_CASE("blackboard values: enums named twice, names refused") {
     Registry reg;
-    reg.add_enum<game::Stance>("Stance", {{"Idle", game::Stance::Idle}, {"Alert", game::Stance::Alert}, {"Combat", game::Stance::Combat}});
+    reg.add_enum<game::Stance>("GameStance", {{"Idle", game::Stance::Idle}, {"Alert", game::Stance::Alert}, {"Combat", game::Stance::Combat}});
     // The same again (every registry of a program may add it) is fine.
-    reg.add_enum<game::Stance>("Stance", {{"Idle", game::Stance::Idle}, {"Alert", game::Stance::Alert}, {"Combat", game::Stance::Combat}});
+    reg.add_enum<game::Stance>("GameStance", {{"Idle", game::Stance::Idle}, {"Alert", game::Stance::Alert}, {"Combat", game::Stance::Combat}});
     CHECK_THROWS_WITH_AS(reg.add_enum<game::Stance>("Posture", {{"Idle", game::Stance::Idle}}),
-                         "game::Stance is already named 'Stance', not 'Posture'", BuildError);
-    CHECK_THROWS_WITH_AS(reg.add_enum<game::Stance>("Stance", {{"Idle", game::Stance::Idle}}),
-                         "enum 'Stance' is added again with other value names", BuildError);
+                         "game::Stance is already named 'GameStance', not 'Posture'", BuildError);
+    CHECK_THROWS_WITH_AS(reg.add_enum<game::Stance>("GameStance", {{"Idle", game::Stance::Idle}}),
+                         "enum 'GameStance' is added again with other value names", BuildError);
     enum class Other { A };
-    CHECK_THROWS_WITH_AS(reg.add_enum<Other>("Stance", {{"A", Other::A}}), "the type name 'Stance' is already given to game::Stance",
+    CHECK_THROWS_WITH_AS(reg.add_enum<Other>("GameStance", {{"A", Other::A}}), "the type name 'GameStance' is already given to game::Stance",
                          BuildError);
     CHECK_THROWS_WITH_AS(reg.add_enum<Other>("Other", {{"A", Other::A}, {"A", Other::A}}),
                          "enum 'Other': the value name 'A' is given twice", BuildError);
