@@ -78,6 +78,29 @@ TEST_CASE("blackboard values: a std::string key lives in the agent, is read and 
     CHECK(bb.get<std::string>("bark") == "ptr");  // unchanged
 }
 
+TEST_CASE("blackboard values: string literals declare std::string keys and set std::string ports") {
+    Registry reg = barks();
+    ActionSpec say;
+    say.ports = {input_port<std::string>("text")};
+    std::string said;
+    say.update = [&said](ActionContext& ctx) {
+        said = ctx.in<std::string>("text");
+        return Status::Running;
+    };
+    reg.add_action("Say", say);
+    const Tree tree = TreeBuilder("sayer", reg)
+                          .key("bark", "quiet")  // a std::string key
+                          .shared_key("squad", "order", "hold")
+                          .sequence().action("Say").port_value("text", "halt!").back()
+                          .end();
+    CHECK(tree.schema().info(tree.schema().find("bark")).type == type_of<std::string>());
+    CHECK(tree.schema().info(tree.schema().find("squad.order")).type == type_of<std::string>());
+    Agent agent(tree);
+    CHECK(agent.blackboard().get<std::string>("bark") == "quiet");
+    agent.tick(50ms);
+    CHECK(said == "halt!");
+}
+
 TEST_CASE("blackboard values: a guard on a string key switches branches identically in both modes") {
     const Registry reg = barks();
     const Tree tree = shouter(reg);

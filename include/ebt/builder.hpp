@@ -183,16 +183,16 @@ public:
 
     // ---- blackboard declarations ------------------------------------------------------------
     template <class T> TreeBuilder& key(std::string name, const T& initial = T{}) {
-        T copy = initial;
-        return declare_key(std::move(name), type_of<T>(), &copy);
+        const detail::stored_t<T> copy(initial);  // a string literal declares a std::string key
+        return declare_key(std::move(name), type_of<detail::stored_t<T>>(), &copy);
     }
 
     /// Declares key `key` of the shared scope `scope` (a squad's or the world's blackboard), named
     /// "scope.key" in this tree. Agents read the value published at the start of each frame; their
     /// writes reach the shared blackboard bound to the scope when they are spawned (World).
     template <class T> TreeBuilder& shared_key(std::string scope, std::string key, const T& initial = T{}) {
-        T copy = initial;
-        return declare_shared_key(std::move(scope), std::move(key), type_of<T>(), &copy);
+        const detail::stored_t<T> copy(initial);
+        return declare_shared_key(std::move(scope), std::move(key), type_of<detail::stored_t<T>>(), &copy);
     }
 
     /// Declares a key whose type is known only at run time (loaders): `initial` points to a value of
@@ -276,7 +276,8 @@ public:
     /// not 3.5 for an int port); any other value must be of the port's type. BuildError, naming the
     /// node, for an unknown port or a value of another type.
     template <class T> TreeBuilder& port_value(std::string port, const T& value) {
-        return port_value_raw(std::move(port), type_of<T>(), &value);
+        const detail::stored_t<T>& stored = value;  // a string literal is a std::string
+        return port_value_raw(std::move(port), type_of<detail::stored_t<T>>(), &stored);
     }
     /// port_value for a value whose type is known only at run time: `value` points to a `type`.
     TreeBuilder& port_value_raw(std::string port, const TypeInfo* type, const void* value);
