@@ -102,6 +102,43 @@ TEST_CASE("allocations: creating an agent makes a small constant number of alloc
     });
 }
 
+TEST_CASE("allocations: a std::string key costs no allocation while its values stay short (SSO)") {
+    const Registry reg = make_registry();
+    auto tree_with = [&](bool string_key) {
+        TreeBuilder b("barker", reg);
+        b.key<bool>("enemy_seen");
+        if (string_key) b.key<std::string>("bark", std::string("quiet"));
+        return b.active_selector()
+            .sequence().condition(string_key ? eq("bark", "alarm") : Predicate::is("enemy_seen")).action("Attack").back()
+            .action("Patrol")
+            .back()
+            .end();
+    };
+    const Tree plain = tree_with(false);
+    const Tree barker = tree_with(true);
+    test::in_both_modes([&](Mode mode) {
+        const long long n_plain = allocations_during([&] { Agent agent(plain, {.mode = mode}); });
+        const long long n_barker = allocations_during([&] { Agent agent(barker, {.mode = mode}); });
+        CHECK(n_barker == n_plain);  // the string is constructed in the block: one allocation in all
+        CHECK(n_barker <= 2);
+        Agent agent(barker, {.mode = mode});
+        agent.tick(16ms);
+        Blackboard& bb = agent.blackboard();
+        const Key<std::string> bark = bb.key<std::string>("bark");
+        const std::string alarm = "alarm", quiet = "quiet", longer = "a bark longer than fifteen characters";
+        const long long short_writes = allocations_during([&] {
+            for (int i = 0; i < 50; ++i) {
+                bb.set(bark, i % 2 ? quiet : alarm);  // changes, each waking the guard
+                agent.tick(16ms);
+            }
+        });
+        CHECK(short_writes == 0);
+        // A long value needs the heap once: the first write grows the buffer, later ones reuse it.
+        CHECK(allocations_during([&] { bb.set(bark, longer); }) == 1);
+        CHECK(allocations_during([&] { bb.set(bark, alarm); bb.set(bark, longer); }) == 0);
+    });
+}
+
 // ---- steady state -------------------------------------------------------------------------------------------
 
 TEST_CASE("allocations: a steady-state tick of a quiet world allocates nothing") {

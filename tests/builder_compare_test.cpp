@@ -168,7 +168,7 @@ TEST_CASE("compare: BuildErrors name the node and the problem") {
     CHECK(build_error(with(lt("range", 5.0f))) ==
           "tree 't', node /Sequence/Condition 'range < 5'[0]: comparison 'range < 5' uses undeclared blackboard key 'range' (declare it with key<T>(\"range\"))");
     CHECK(build_error(with(lt("seen", 1))) ==
-          "tree 't', node /Sequence/Condition 'seen < 1'[0]: comparison 'seen < 1' needs a number key (int, unsigned, long, long long, float or double), but 'seen' is declared as bool");
+          "tree 't', node /Sequence/Condition 'seen < 1'[0]: comparison 'seen < 1' orders values, which only number keys (int, unsigned, long, long long, float or double) have; 'seen' is declared as bool: compare it with == or !=");
     CHECK(build_error(with(lt("dist", 0.1))) ==
           "tree 't', node /Sequence/Condition 'dist < 0.1'[0]: comparison 'dist < 0.1': the value is double and does not convert exactly to float, the type of key 'dist'");
     CHECK(build_error(with(lt("hp", 3.5))) ==

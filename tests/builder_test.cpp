@@ -1038,7 +1038,8 @@ TEST_CASE("registry: a port default is checked against the port's type and direc
                          BuildError);
     CHECK_THROWS_WITH_AS(reg.add_action("A3", action_with(input_port<char>("c").default_value('x'))),
                          "action 'A3' port 'c' (char) has a default value of a type without a literal form (bool, int, "
-                         "unsigned, long, long long, float, double): give it a default key instead",
+                         "unsigned, long, long long, float, double, std::string, an enum added with add_enum, a user type "
+                         "with format/parse): give it a default key instead",
                          BuildError);
     CHECK_THROWS_WITH_AS(reg.add_action("A4", action_with(input_port<double>("d").default_value(std::nan("")))),
                          "action 'A4' port 'd' has a default value with no literal form (nan)", BuildError);

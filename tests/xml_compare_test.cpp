@@ -116,7 +116,7 @@ TEST_CASE("xml compare: LoadErrors for a comparison that cannot mean anything") 
     CHECK(error("x &lt; 5") ==
           "t.xml:8:18: tree 'T', node /ScriptCondition: code=\"x < 5\": key 'x' is compared but its type is not known: declare it in the tree's <Blackboard> with a number type (at character 1)");
     CHECK(error("f &lt; 5") ==
-          "t.xml:8:18: tree 'T', node /ScriptCondition: code=\"f < 5\": key 'f' is bool; a comparison needs a number key (int, unsigned, long, long long, float or double) (at character 1)");
+          "t.xml:8:18: tree 'T', node /ScriptCondition: code=\"f < 5\": key 'f' is bool; a comparison needs a number key (int, unsigned, long, long long, float or double) or, for == and !=, a key of a type with literals (string, an enum added with add_enum) (at character 1)");
     CHECK(error("n &lt; 3.5") ==
           "t.xml:8:18: tree 'T', node /ScriptCondition: code=\"n < 3.5\": '3.5' is not a valid int (the type of key 'n') (at character 5)");
     CHECK(error("d &lt; 1e99") ==

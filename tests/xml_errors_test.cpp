@@ -152,9 +152,9 @@ TEST_CASE("xml errors: <Blackboard> entries and <TreeNodesModel>") {
     auto bb = [](const std::string& entries) { return doc("<Blackboard>\n" + entries + "\n</Blackboard>\n<Patrol/>"); };
     CHECK(load_error(reg, bb("<Entry key=\"a\" type=\"bool\"/>\n<Entry key=\"a\" type=\"int\"/>")) ==
           "t.xml:5:1: tree 'T', node /Blackboard/Entry[1]: key 'a' is declared twice (first at t.xml:4:1)");
-    CHECK(load_error(reg, bb("<Entry key=\"a\" type=\"string\"/>")) ==
-          "t.xml:4:16: tree 'T', node /Blackboard/Entry[0]: unknown type 'string' (bool, int, unsigned, long, long long, "
-          "float, double, or the type of a registered port)");
+    CHECK(load_error(reg, bb("<Entry key=\"a\" type=\"text\"/>")) ==
+          "t.xml:4:16: tree 'T', node /Blackboard/Entry[0]: unknown type 'text' (bool, int, unsigned, long, long long, "
+          "float, double, string, an enum or type named with Registry::add_enum / add_type, or the type of a registered port)");
     CHECK(load_error(reg, bb("<Entry key=\"a\" type=\"int\" default=\"x\"/>")) ==
           "t.xml:4:27: tree 'T', node /Blackboard/Entry[0]: default 'x' of key 'a' is not a valid int");
     CHECK(load_error(reg, bb("<Entry key=\"a\"/>")) == "t.xml:4:1: tree 'T', node /Blackboard/Entry[0]: <Entry key=\"a\"> needs a type");

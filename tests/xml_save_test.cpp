@@ -340,7 +340,8 @@ TEST_CASE("xml: literal values parse and format per type") {
     CHECK(parse(type_of<double>(), "nan") == "!");
     CHECK(parse(type_of<double>(), "") == "!");
     CHECK(xml::builtin_type("long long") == type_of<long long>());
-    CHECK(xml::builtin_type("string") == nullptr);
+    CHECK(xml::builtin_type("string") == type_of<std::string>());
+    CHECK(xml::builtin_type("text") == nullptr);
     struct Other {
         int v;
     };

@@ -2,6 +2,7 @@
 #include <ebt/agent.hpp>
 #include <ebt/blackboard.hpp>
 #include <ebt/detail/engine_access.hpp>
+#include <ebt/detail/hash.hpp>
 #include <ebt/signals.hpp>
 
 #include <algorithm>
@@ -81,11 +82,56 @@ KeyId BlackboardSchema::declare_raw(std::string name, const TypeInfo* type, cons
     const std::size_t end = info.offset + type->size;
     if (defaults_.size() < end) defaults_.resize(end, std::byte{0});
     max_align_ = std::max(max_align_, type->align);
-    if (initial) std::memcpy(defaults_.data() + info.offset, initial, type->size);
     const auto id = static_cast<KeyId>(keys_.size());
+    // A non-trivial initial value is kept as a constructed object of its own (a Value, on the heap):
+    // defaults_ grows, and a std::string must never be moved byte by byte (its short form points
+    // into itself). Its bytes in defaults_ stay zero and are never read.
+    if (type->ops) {
+        boxed_defaults_.resize(id + 1u);
+        boxed_defaults_[id] = initial ? Value(type, initial) : Value(type);
+        nontrivial_.push_back(id);
+    } else if (initial) {
+        std::memcpy(defaults_.data() + info.offset, initial, type->size);
+    }
     index_.emplace(info.name, id);
     keys_.push_back(std::move(info));
     return id;
+}
+
+void BlackboardSchema::construct_values(std::byte* storage) const {
+    if (!defaults_.empty()) std::memcpy(storage, defaults_.data(), defaults_.size());
+    std::size_t done = 0;
+    try {
+        for (; done < nontrivial_.size(); ++done) {
+            const KeyId k = nontrivial_[done];
+            keys_[k].type->ops->copy_construct(storage + keys_[k].offset, boxed_defaults_[k].data());
+        }
+    } catch (...) {
+        while (done-- > 0) keys_[nontrivial_[done]].type->ops->destroy(storage + keys_[nontrivial_[done]].offset);
+        throw;
+    }
+}
+
+bool BlackboardSchema::initial_is_default(const KeyInfo& k) const {
+    if (k.type->ops) return Value(k.type) == boxed_defaults_[static_cast<KeyId>(&k - keys_.data())];
+    const std::byte* v = defaults_.data() + k.offset;
+    return std::all_of(v, v + k.type->size, [](std::byte b) { return b == std::byte{0}; });
+}
+
+void BlackboardSchema::destroy_values(std::byte* storage) const noexcept {
+    for (const KeyId k : nontrivial_) keys_[k].type->ops->destroy(storage + keys_[k].offset);
+}
+
+void BlackboardSchema::hash_values(detail::Fnv1a& h, const std::byte* storage) const {
+    if (nontrivial_.empty()) {
+        h.bytes(storage, defaults_.size());  // the common case: the bytes, as always
+        return;
+    }
+    for (KeyId k = 0; k < keys_.size(); ++k) {
+        const KeyInfo& info = keys_[k];
+        if (info.type->ops) h(info.type->ops->hash(storage + info.offset));
+        else h.bytes(storage + info.offset, info.type->size);
+    }
 }
 
 KeyId BlackboardSchema::declare_shared_raw(const std::string& scope, const std::string& key, const TypeInfo* type,

@@ -1,6 +1,7 @@
 // SharedBlackboard: double-buffered values, published once per frame.
 #include <ebt/shared_blackboard.hpp>
 
+#include <ebt/detail/hash.hpp>
 #include <ebt/signals.hpp>
 #include <ebt/tree.hpp>
 
@@ -18,7 +19,9 @@ SharedBlackboard::~SharedBlackboard() = default;
 
 namespace {
 /// A value for error messages: numbers and bools as such, anything else as its bytes in hex.
-std::string show_value(const TypeInfo* type, const std::byte* data) {
+std::string show_value(const TypeInfo* type, const void* value) {
+    const auto* data = static_cast<const std::byte*>(value);
+    if (type->text) return "'" + type->text->format(type, data) + "'";
     const auto as = [data](auto v) {
         std::memcpy(&v, data, sizeof v);
         return v;
@@ -49,7 +52,7 @@ void detail::bind_shared_keys(const Tree& tree, std::uint8_t scope, SharedBlackb
     for (KeyId k = 0; k < schema.size(); ++k) {
         const KeyInfo& info = schema.info(k);
         if (info.scope != scope) continue;
-        const std::byte* tree_initial = schema.defaults() + info.offset;
+        const void* tree_initial = schema.initial(k);
         const KeyId sid = shared.schema().find(info.shared_name);
         if (sid == kNoKey) {
             if (declare_missing) shared.declare_raw(info.shared_name, info.type, tree_initial);
@@ -59,8 +62,8 @@ void detail::bind_shared_keys(const Tree& tree, std::uint8_t scope, SharedBlackb
         if (have.type != info.type)
             throw UsageError(who + "shared blackboard '" + shared.name() + "': key '" + info.shared_name + "' is " +
                              have.type->name + ", but tree '" + tree.name() + "' reads '" + info.name + "' as " + info.type->name);
-        const std::byte* shared_initial = shared.schema().defaults() + have.offset;
-        if (std::memcmp(shared_initial, tree_initial, info.type->size) != 0)
+        const void* shared_initial = shared.schema().initial(sid);
+        if (!detail::values_equal(info.type, shared_initial, tree_initial))
             throw UsageError(who + "shared blackboard '" + shared.name() + "': key '" + info.shared_name +
                              "' was declared with the initial value " + show_value(info.type, shared_initial) + ", but tree '" +
                              tree.name() + "' declares '" + info.name + "' with " + show_value(info.type, tree_initial) +
@@ -78,15 +81,22 @@ void SharedBlackboard::declare_raw(std::string key, const TypeInfo* type, const 
     const KeyInfo& info = schema_.info(id);
     published_.resize(schema_.storage_size(), std::byte{0});
     pending_.resize(schema_.storage_size(), std::byte{0});
-    std::memcpy(published_.data() + info.offset, schema_.defaults() + info.offset, info.type->size);
-    std::memcpy(pending_.data() + info.offset, schema_.defaults() + info.offset, info.type->size);
+    boxed_published_.resize(schema_.size());
+    boxed_pending_.resize(schema_.size());
+    if (info.type->ops) {
+        boxed_published_[id] = Value(info.type, schema_.initial(id));
+        boxed_pending_[id] = Value(info.type, schema_.initial(id));
+    } else {
+        std::memcpy(published_.data() + info.offset, schema_.initial(id), info.type->size);
+        std::memcpy(pending_.data() + info.offset, schema_.initial(id), info.type->size);
+    }
     written_.push_back(0);
 }
 
 void SharedBlackboard::set_raw(KeyId id, const void* value) {
     if (id >= schema_.size()) throw UsageError("shared blackboard '" + name_ + "': no key id " + std::to_string(id));
     const KeyInfo& info = schema_.info(id);
-    std::memcpy(pending_.data() + info.offset, value, info.type->size);
+    detail::assign_value(info.type, const_cast<void*>(pending_value(id)), value);
     written_[id] = 1;
     any_written_ = true;
 }
@@ -105,14 +115,26 @@ std::size_t SharedBlackboard::publish() {
         if (!written_[k]) continue;
         written_[k] = 0;
         const KeyInfo& info = schema_.info(k);
-        std::byte* to = published_.data() + info.offset;
-        const std::byte* from = pending_.data() + info.offset;
-        if (std::memcmp(to, from, info.type->size) == 0) continue;
-        std::memcpy(to, from, info.type->size);
+        void* to = const_cast<void*>(published(k));
+        const void* from = pending_value(k);
+        if (detail::values_equal(info.type, to, from)) continue;
+        detail::assign_value(info.type, to, from);
         ++changed;
         (*signal_)(*this, k);
     }
     return changed;
+}
+
+void SharedBlackboard::hash_published(detail::Fnv1a& h) const {
+    if (schema_.nontrivial_keys().empty()) {
+        h.bytes(published_.data(), published_.size());
+        return;
+    }
+    for (KeyId k = 0; k < schema_.size(); ++k) {
+        const TypeInfo* type = schema_.info(k).type;
+        if (type->ops) h(type->ops->hash(published(k)));
+        else h.bytes(published(k), type->size);
+    }
 }
 
 }  // namespace ebt

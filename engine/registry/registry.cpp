@@ -39,16 +39,17 @@ void detail::check_port_defaults(const std::string& what, std::vector<PortSpec>&
         } else if (d.kind == PortDefault::Kind::Value) {
             if (!is_condition && p.direction == PortDirection::Out)
                 throw BuildError(port + " is an output: its default must be a key (default_key), not a value");
-            if (!p.type || d.type != p.type || d.value.size() != p.type->size)
+            if (!p.type || d.type != p.type || d.value.type() != p.type)
                 throw BuildError(port + " (" + (p.type ? p.type->name : "?") + ") has a default value of type " +
                                  (d.type ? d.type->name : "?"));
-            if (xml::builtin_type(p.type->name) != p.type)
+            if (!xml::has_literal_form(p.type))
                 throw BuildError(port + " (" + p.type->name +
                                  ") has a default value of a type without a literal form (bool, int, unsigned, long, long long, "
-                                 "float, double): give it a default key instead");
+                                 "float, double, std::string, an enum added with add_enum, a user type with format/parse): "
+                                 "give it a default key instead");
             // The text must read back as the same value (not so for NaN or infinities).
             const std::optional<std::string> text = xml::format_value(p.type, d.value.data());
-            std::vector<std::byte> back(p.type->size);
+            Value back(p.type);
             if (!text || !xml::parse_value(p.type, *text, back.data()) || back != d.value)
                 throw BuildError(port + " has a default value with no literal form (" + text.value_or("?") + ")");
             d.text = *text;

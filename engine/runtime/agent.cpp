@@ -82,9 +82,18 @@ Agent::Agent(Tree tree, AgentOptions options)
     blackboard_.values_ = bytes + data.layout.blackboard_offset;
     blackboard_.agent_ = this;
     blackboard_.bus_ = options.bus;
-    if (data.schema.storage_size()) std::memcpy(blackboard_.values_, data.schema.defaults(), data.schema.storage_size());
-    for (const InitialValue& v : options.blackboard)  // (checked above) no change, no wake: nothing has run
-        std::memcpy(blackboard_.values_ + data.schema.info(data.schema.find(v.key)).offset, v.bytes.data(), v.bytes.size());
+    // The initial values: the schema's bytes, then its non-trivial values constructed in place (none
+    // for most trees). If a copy throws, the block is freed and nothing else was made yet.
+    data.schema.construct_values(blackboard_.values_);
+    for (const InitialValue& v : options.blackboard) {  // (checked above) no change, no wake: nothing has run
+        const KeyInfo& info = data.schema.info(data.schema.find(v.key));
+        try {
+            detail::assign_value(info.type, blackboard_.values_ + info.offset, v.value.data());
+        } catch (...) {
+            data.schema.destroy_values(blackboard_.values_);
+            throw;
+        }
+    }
     next_deadline_ = detail::kNever;
     if (data.recheck_interval) {
         auto& recheck = *reinterpret_cast<TimePoint*>(bytes + data.layout.recheck_offset);
@@ -99,14 +108,18 @@ Agent::Agent(Tree tree, AgentOptions options)
 }
 
 Agent::~Agent() {
-    if (!block_ || in_tick_) return;
-    // Running actions are told they were aborted, so that they can release what they hold.
-    listener_ = nullptr;
-    restart_on_end_ = false;
-    TickScope scope(in_tick_);
-    Runtime rt(*this);
-    rt.aborting = true;
-    rt.abort_range(0, static_cast<NodeIndex>(tree_.size()));
+    if (!block_) return;
+    if (!in_tick_) {
+        // Running actions are told they were aborted, so that they can release what they hold.
+        listener_ = nullptr;
+        restart_on_end_ = false;
+        TickScope scope(in_tick_);
+        Runtime rt(*this);
+        rt.aborting = true;
+        rt.abort_range(0, static_cast<NodeIndex>(tree_.size()));
+    }
+    // Then the blackboard's values that are not trivially copyable (strings): none for most trees.
+    blackboard_.schema_->destroy_values(blackboard_.values_);
 }
 
 Agent::Agent(Agent&& other) noexcept
@@ -284,7 +297,7 @@ void Agent::bind(std::string_view scope, SharedBlackboard& shared) {
         const KeyInfo& info = t.schema.info(k);
         if (info.scope != scope_index) continue;
         ids[k] = shared.schema().find(info.shared_name);
-        std::memcpy(blackboard_.values_ + info.offset, shared.published(ids[k]), info.type->size);
+        detail::assign_value(info.type, blackboard_.values_ + info.offset, shared.published(ids[k]));
     }
 }
 
@@ -313,8 +326,8 @@ void Blackboard::set_shared(KeyId id, const void* value) {
 bool Blackboard::mirror(KeyId id, const void* value) {
     const KeyInfo& info = schema().info(id);
     std::byte* slot = values_ + info.offset;
-    if (std::memcmp(slot, value, info.type->size) == 0) return false;
-    std::memcpy(slot, value, info.type->size);
+    if (detail::values_equal(info.type, slot, value)) return false;
+    detail::assign_value(info.type, slot, value);
     changed(id);
     return true;
 }

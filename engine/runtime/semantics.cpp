@@ -96,6 +96,11 @@ template <class T> bool compare_as(Comparison op, const std::byte* left, const s
 // Comparison `c` of tree `t` over the blackboard values `values`.
 bool compare(const detail::TreeData& t, const detail::CompareDef& c, const std::byte* values) {
     const std::byte* left = values + t.schema.info(c.left).offset;
+    if (c.by_equality) {  // == or != on a string, an enum, a bool, ...
+        const void* right = c.right == kNoKey ? c.equal_to.data() : values + t.schema.info(c.right).offset;
+        const bool equal = detail::values_equal(c.type, left, right);
+        return c.op == Comparison::Equal ? equal : !equal;
+    }
     const std::byte* right = c.right == kNoKey ? c.literal : values + t.schema.info(c.right).offset;
     if (c.type == type_of<int>()) return compare_as<int>(c.op, left, right);
     if (c.type == type_of<unsigned>()) return compare_as<unsigned>(c.op, left, right);

@@ -503,7 +503,7 @@ void drop_key(BlackboardSchema& schema, const std::string& name) {
     BlackboardSchema rebuilt;
     for (const auto& k : schema.keys()) {
         if (k.name == name) continue;
-        const std::byte* initial = schema.defaults() + k.offset;
+        const void* initial = schema.initial(k);
         if (k.scope == kLocalScope) rebuilt.declare_raw(k.name, k.type, initial);
         else rebuilt.declare_shared_raw(schema.scopes()[k.scope], k.shared_name, k.type, initial);
     }

@@ -138,11 +138,18 @@ struct Compiler {
         c.op = p.comparison;
         c.left = key_for(at, p.name, nullptr, what);
         c.type = out->schema.info(c.left).type;
-        if (!detail::is_number(c.type))
-            fail(at, what + " needs a number key (int, unsigned, long, long long, float or double), but '" + p.name +
-                         "' is declared as " + c.type->name);
+        const bool number = detail::is_number(c.type);
+        c.by_equality = !number;
+        if (!number && c.op != Comparison::Equal && c.op != Comparison::NotEqual)
+            fail(at, what + " orders values, which only number keys (int, unsigned, long, long long, float or double) "
+                         "have; '" + p.name + "' is declared as " + c.type->name + ": compare it with == or !=");
         keys.insert(c.left);
-        if (p.literal_type) {
+        if (p.literal_type && !number) {
+            if (p.literal_type != c.type)
+                fail(at, what + ": the value is " + p.literal_type->name + ", but key '" + p.name + "' is declared as " +
+                             c.type->name + " (compare it with a value of its type)");
+            c.equal_to = p.literal;
+        } else if (p.literal_type) {
             auto converted = detail::convert_number(p.literal_type, p.literal.data(), c.type);
             if (!converted)
                 fail(at, what + ": the value is " + p.literal_type->name + " and does not convert exactly to " + c.type->name +

@@ -106,7 +106,7 @@ Predicate Predicate::compare(std::string key, Comparison op, const TypeInfo* typ
     n->name = std::move(key);
     n->comparison = op;
     n->literal_type = type;
-    n->literal.assign(static_cast<const std::byte*>(value), static_cast<const std::byte*>(value) + type->size);
+    n->literal = Value(type, value);
     return Predicate(std::move(n));
 }
 Predicate Predicate::compare(std::string key, Comparison op, KeyRef other) {

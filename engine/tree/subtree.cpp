@@ -64,7 +64,7 @@ TreeBuilder& TreeBuilder::subtree(const Tree& tree, std::vector<std::pair<std::s
             const KeyId outer = impl_->schema.find(k.name);
             if (outer == kNoKey) {
                 impl_->schema.declare_shared_raw(inner.schema.scopes()[k.scope], k.shared_name, k.type,
-                                                 inner.schema.defaults() + k.offset);
+                                                 inner.schema.initial(k));
             } else if (impl_->schema.info(outer).type != k.type || impl_->schema.info(outer).scope == kLocalScope) {
                 impl_->fail_here("subtree '" + inner.name + "': shared key '" + k.name + "' clashes with this tree's key of the same name");
             }
@@ -72,7 +72,7 @@ TreeBuilder& TreeBuilder::subtree(const Tree& tree, std::vector<std::pair<std::s
             continue;
         }
         std::string private_name = inner.name + "#" + std::to_string(use) + "." + k.name;
-        impl_->schema.declare_raw(private_name, k.type, inner.schema.defaults() + k.offset);
+        impl_->schema.declare_raw(private_name, k.type, inner.schema.initial(k));
         names[k.name] = private_name;
     }
     // Copy the source nodes (pre-order, children as indices) under the open node.

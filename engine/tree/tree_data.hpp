@@ -28,10 +28,12 @@ struct PredInstr {
 /// type (the compiler checked and converted them).
 struct CompareDef {
     Comparison op = Comparison::Less;
-    const TypeInfo* type = nullptr;  // int, unsigned, long, long long, float or double
+    const TypeInfo* type = nullptr;  // a number type (any comparison), or any other type (== and != only)
     KeyId left = 0;
     KeyId right = kNoKey;            // kNoKey: compare against `literal`
-    alignas(8) std::byte literal[8] = {};
+    alignas(8) std::byte literal[8] = {};  // a number literal, converted to `type`
+    bool by_equality = false;              // `type` is not a number: == and != through its equality
+    Value equal_to;                        // by_equality: the literal, of exactly `type`
 };
 struct PredRange {
     std::uint32_t first = 0;
@@ -144,7 +146,7 @@ struct Predicate::Node {
     Comparison comparison = Comparison::Less;  // Compare
     std::string other_key;                      // Compare: the right side's key ("": the literal)
     const TypeInfo* literal_type = nullptr;     // Compare against a literal: its type and value
-    std::vector<std::byte> literal;
+    Value literal;
     Bindings bindings;      // Condition (resolved to every port when compiled)
     std::shared_ptr<const ConditionSpec> spec;  // Condition: resolved spec (set when added to a builder)
     std::shared_ptr<const Node> a, b;

@@ -682,12 +682,9 @@ std::uint64_t World::state_hash() const {
         // The logical clock: what the agent's clock reads once the frames it skipped are applied.
         const TimePoint clock = a.now() + (now_ - s.last_time);
         mix(&clock, sizeof clock);
-        mix(detail::EngineAccess::raw_values(a.blackboard()), a.tree().schema().storage_size());
+        a.tree().schema().hash_values(h, detail::EngineAccess::raw_values(a.blackboard()));
     }
-    for (const auto& entry : shared_) {
-        const auto& values = entry.blackboard->published_values();
-        mix(values.data(), values.size());
-    }
+    for (const auto& entry : shared_) entry.blackboard->hash_published(h);
     return h.value();
 }
 

@@ -1,5 +1,6 @@
 // The small expression grammar of ScriptCondition code and _precondition: bool keys, comparisons of
-// number keys (< <= > >= == != against a number or a key), registered conditions, true/false, !, &&,
+// number keys (< <= > >= == != against a number or a key), == and != of keys of other types with a
+// literal form (a quoted 'text', an enum's value name) or a key, registered conditions, true/false, !, &&,
 // ^, ||, parentheses. `{key}` names a key explicitly (for a key that
 // is named like a registered condition: a bare name is the condition).
 #include "xml/xml_internal.hpp"
@@ -177,21 +178,42 @@ private:
             pos_ = name_at;
             fail("key '" + name + "' is compared but its type is not known: declare it in the tree's <Blackboard> with a number type");
         }
-        if (!ebt::detail::is_number(type)) {
+        const bool number = ebt::detail::is_number(type);
+        if (!number && !type->text) {
             pos_ = name_at;
-            fail("key '" + name + "' is " + type->name + "; a comparison needs a number key (int, unsigned, long, long long, float or double)");
+            fail("key '" + name + "' is " + type->name + "; a comparison needs a number key (int, unsigned, long, long long, float or double) "
+                 "or, for == and !=, a key of a type with literals (string, an enum added with add_enum)");
+        }
+        if (!number && op != Comparison::Equal && op != Comparison::NotEqual) {
+            pos_ = name_at;
+            fail("key '" + name + "' is " + xml_type_name(type) + ", which has no order: compare it with == or !=");
         }
         keys_.push_back({name, type, what});
         skip();
-        if (pos_ >= s_.size()) fail("expression ends where a number or a key was expected");
+        if (pos_ >= s_.size()) fail(number ? "expression ends where a number or a key was expected" : "expression ends where a value or a key was expected");
         const char c = s_[pos_];
-        if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.') {
+        if (!number && (c == '\'' || c == '"')) {  // a quoted literal: 'alarm'
+            const std::size_t start = pos_;
+            const std::size_t close = s_.find(c, pos_ + 1);
+            if (close == std::string_view::npos) fail(std::string("missing the closing ") + c);
+            const std::string text(s_.substr(pos_ + 1, close - pos_ - 1));
+            pos_ = close + 1;
+            return literal_comparison(std::move(name), op, type, text, start);
+        }
+        if (!number && type->text && !type->text->names.empty() && ident_start(c)) {  // an enum's value name: Alert
+            const std::size_t start = pos_;
+            std::string word = ident();
+            for (const auto& value : type->text->names)
+                if (value.first == word) return literal_comparison(std::move(name), op, type, word, start);
+            pos_ = start;  // not one of its names: a key
+        }
+        if (number && ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.')) {
             const std::size_t start = pos_;
             while (pos_ < s_.size() && ((s_[pos_] >= '0' && s_[pos_] <= '9') || s_[pos_] == '.' || s_[pos_] == 'e' || s_[pos_] == 'E' ||
                                         ((s_[pos_] == '-' || s_[pos_] == '+') && (pos_ == start || s_[pos_ - 1] == 'e' || s_[pos_ - 1] == 'E'))))
                 ++pos_;
             const std::string text(s_.substr(start, pos_ - start));
-            std::vector<std::byte> value(type->size);
+            Value value(type);
             if (!parse_value(type, text, value.data())) {
                 pos_ = start;
                 fail("'" + text + "' is not a valid " + type->name + " (the type of key '" + name + "')");
@@ -206,20 +228,36 @@ private:
             other = ident();
             if (!is_identifier(other)) {
                 pos_ = other_at;
-                fail("expected a number or a key after '" + std::string(to_string(op)) + "'");
+                fail("expected " + expected(type) + " after '" + std::string(to_string(op)) + "'");
             }
         } else {
-            fail("expected a number or a key after '" + std::string(to_string(op)) + "'");
+            fail("expected " + expected(type) + " after '" + std::string(to_string(op)) + "'");
         }
         const TypeInfo* other_type = key_type_ ? key_type_(other) : nullptr;
         if (other_type != type) {
             pos_ = other_at;
             if (!other_type)
-                fail("key '" + other + "' is compared but its type is not known: declare it in the tree's <Blackboard> as " + type->name);
+                fail("key '" + other + "' is compared but its type is not known: declare it in the tree's <Blackboard> as " + xml_type_name(type));
             fail("'" + name + "' is " + type->name + " but '" + other + "' is " + other_type->name + ": compare keys of one type");
         }
         keys_.push_back({other, type, what});
         return Predicate::compare(std::move(name), op, KeyRef{std::move(other)});
+    }
+
+    static std::string expected(const TypeInfo* type) {
+        if (ebt::detail::is_number(type)) return "a number or a key";
+        if (type->text && !type->text->names.empty()) return "one of " + xml_type_name(type) + "'s names" + allowed_names(type) + ", a quoted value or a key";
+        return "a quoted value ('text') or a key";
+    }
+
+    // Key `name` of a type with a text form compared with the literal `text` (read at `at`).
+    Predicate literal_comparison(std::string name, Comparison op, const TypeInfo* type, const std::string& text, std::size_t at) {
+        Value value(type);
+        if (!parse_value(type, text, value.data())) {
+            pos_ = at;
+            fail(not_a_valid(type, text) + " (the type of key '" + name + "')");
+        }
+        return Predicate::compare(std::move(name), op, type, value.data());
     }
 
     // "{key}" at pos_: the key's name (a key, never a condition).
@@ -374,7 +412,16 @@ void print(const Predicate::Node& p, const Registry& registry, std::string& out)
         if (p.literal_type) {
             const std::optional<std::string> text = format_value(p.literal_type, p.literal.data());
             if (!text) throw SaveError("comparison of key '" + p.name + "' with a " + p.literal_type->name + " value cannot be written");
-            out += *text;
+            if (ebt::detail::is_number(p.literal_type) || p.literal_type == type_of<bool>()) {
+                out += *text;
+            } else if (p.literal_type->text && !p.literal_type->text->names.empty() && is_identifier(*text)) {
+                out += *text;  // an enum's value name
+            } else {
+                const char quote = text->find('\'') == std::string::npos ? '\'' : '"';
+                if (text->find(quote) != std::string::npos)
+                    throw SaveError("comparison of key '" + p.name + "' with a value holding both ' and \" cannot be written");
+                out += quote + *text + quote;
+            }
         } else {
             key(p.other_key);
         }

@@ -90,11 +90,10 @@ void Session::use_key(Ctx& ctx, const std::string& key, const TypeInfo* type, co
 
 std::string Session::declare_literal(Ctx& ctx, const std::string& port, const TypeInfo* type, std::string_view text,
                                      const Site& site, const std::string& path, const std::string& what) {
-    if (!builtin_type(type->name) || builtin_type(type->name) != type)
+    if (!has_literal_form(type))
         fail(site, ctx, path, what + " has type " + type->name + ", which has no literal form: bind it to a key with {key}");
-    std::vector<std::byte> value(type->size);
-    if (!parse_value(type, text, value.data()))
-        fail(site, ctx, path, what + ": '" + std::string(text) + "' is not a valid " + type->name);
+    Value value(type);
+    if (!parse_value(type, text, value.data())) fail(site, ctx, path, what + ": " + not_a_valid(type, text));
     KeyDecl k;
     k.name = "=" + port + "#" + std::to_string(ctx.literals++);
     k.type = type;
@@ -140,7 +139,8 @@ void Session::read_blackboard(Ctx& ctx, const Document& doc, const pugi::xml_nod
         k.type = type_named(type);
         if (!k.type)
             fail(attribute_site(doc, e, "type"), ctx, path,
-                 "unknown type '" + type + "' (bool, int, unsigned, long, long long, float, double, or the type of a registered port)");
+                 "unknown type '" + type + "' (bool, int, unsigned, long, long long, float, double, string, an enum or type "
+                 "named with Registry::add_enum / add_type, or the type of a registered port)");
         if (!scope.empty()) {
             if (!is_identifier(scope) || scope.find('.') != std::string::npos)
                 fail(attribute_site(doc, e, "scope"), ctx, path, "'" + scope + "' is not a valid scope name");
@@ -151,12 +151,12 @@ void Session::read_blackboard(Ctx& ctx, const Document& doc, const pugi::xml_nod
             k.name = key;
         }
         if (pugi::xml_attribute d = e.attribute("default")) {
-            if (builtin_type(k.type->name) != k.type)
+            if (!has_literal_form(k.type))
                 fail(attribute_site(doc, e, "default"), ctx, path, "key '" + key + "' of type " + type + " cannot have a default in XML");
-            k.initial.resize(k.type->size);
+            k.initial = Value(k.type);
             if (!parse_value(k.type, d.value(), k.initial.data()))
                 fail(attribute_site(doc, e, "default"), ctx, path,
-                     "default '" + std::string(d.value()) + "' of key '" + key + "' is not a valid " + type);
+                     "default '" + std::string(d.value()) + "' of key '" + key + "' is not a valid " + type + allowed_names(k.type));
         }
         if (auto it = ctx.index.find(k.name); it != ctx.index.end())
             fail(site, ctx, path, "key '" + k.name + "' is declared twice (first at " + where(ctx.keys[it->second].site) + ")");
@@ -535,11 +535,10 @@ void Session::analyze_subtree(Ctx& ctx, const Document& doc, const pugi::xml_nod
             use_key(ctx, key, type, site_of(g), ir.path, what);
             ir.remap.emplace_back(g.port, key);
         } else {
-            if (builtin_type(type->name) != type)
+            if (!has_literal_form(type))
                 fail(site_of(g), ctx, ir.path, what + " has type " + type->name + ", which has no literal form: remap it to a key with {key}");
-            std::vector<std::byte> value(type->size);
-            if (!parse_value(type, g.value, value.data()))
-                fail(site_of(g), ctx, ir.path, what + ": '" + g.value + "' is not a valid " + type->name);
+            Value value(type);
+            if (!parse_value(type, g.value, value.data())) fail(site_of(g), ctx, ir.path, what + ": " + not_a_valid(type, g.value));
             overrides[g.port] = std::move(value);
         }
         remapped.insert(g.port);

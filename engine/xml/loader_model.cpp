@@ -32,7 +32,7 @@ bool same_default(const PortSpec& p, std::string_view text) {
     }
     if (d.kind == PortDefault::Kind::Value) {
         if (key) return false;
-        std::vector<std::byte> value(p.type->size);
+        Value value(p.type);
         return parse_value(p.type, text, value.data()) && value == d.value;
     }
     return false;
@@ -95,7 +95,7 @@ void Session::read_model(const Document& doc, const pugi::xml_node& model) {
             if (it == spec_ports.end())
                 fail_at(port.site, "", "", "<TreeNodesModel> lists port '" + port.name + "' of '" + id + "', which the registered " +
                                                (category == "Action" ? "action" : "condition") + " does not have");
-            if (!port.type.empty() && port.type != it->type->name)
+            if (!port.type.empty() && port.type != it->type->name && port.type != xml_type_name(it->type))
                 fail_at(port.site, "", "", "<TreeNodesModel> gives port '" + port.name + "' of '" + id + "' the type " + port.type +
                                                ", but it is registered as " + it->type->name);
             if (port.default_value && !same_default(*it, *port.default_value)) {

@@ -121,7 +121,7 @@ struct ModelPort {
 struct KeyDecl {
     std::string name;
     const TypeInfo* type = nullptr;
-    std::vector<std::byte> initial;  // empty: zero
+    Value initial;                   // empty: the type's T{}
     std::string scope;               // shared scope, or empty
     std::string shared_name;
     Site site;
@@ -162,7 +162,7 @@ struct Built {
     std::vector<std::pair<std::string, const TypeInfo*>> own_keys;  // local keys the tree declared itself
 };
 
-using Overrides = std::map<std::string, std::vector<std::byte>, std::less<>>;
+using Overrides = std::map<std::string, Value, std::less<>>;
 
 struct Ctx {
     const TreeDef* def = nullptr;

@@ -76,7 +76,7 @@ const char* port_element(PortDirection d, bool condition) {
 void append_port(pugi::xml_node node, const PortSpec& p, bool condition) {
     pugi::xml_node port = node.append_child(port_element(p.direction, condition));
     port.append_attribute("name") = p.name.c_str();
-    port.append_attribute("type") = p.type->name;
+    port.append_attribute("type") = xml_type_name(p.type).c_str();
     if (p.fallback.kind == PortDefault::Kind::Key)
         port.append_attribute("default") = (p.fallback.key == p.name ? std::string("{=}") : "{" + p.fallback.key + "}").c_str();
     else if (p.fallback.kind == PortDefault::Kind::Value)
@@ -207,9 +207,7 @@ private:
             if (k.scope != kLocalScope) return true;
             auto it = inferred_.find(k.name);
             if (it == inferred_.end() || it->second != k.type) return true;
-            const std::byte* v = schema.defaults() + k.offset;
-            for (std::size_t i = 0; i < k.type->size; ++i)
-                if (v[i] != std::byte{0}) return true;
+            if (!schema.initial_is_default(k)) return true;
         }
         return false;
     }
@@ -224,12 +222,9 @@ private:
             const std::string& key = shared ? k.shared_name : k.name;
             if (!is_identifier(key)) fail("", "key '" + k.name + "' cannot be written in XML (not a valid key name)");
             e.append_attribute("key") = key.c_str();
-            e.append_attribute("type") = k.type->name;
-            const std::byte* v = schema.defaults() + k.offset;
-            bool zero = true;
-            for (std::size_t i = 0; i < k.type->size; ++i)
-                if (v[i] != std::byte{0}) zero = false;
-            if (!zero) {
+            e.append_attribute("type") = xml_type_name(k.type).c_str();
+            const void* v = schema.initial(k);
+            if (!schema.initial_is_default(k)) {
                 if (!format_value(k.type, v))
                     fail("", "key '" + k.name + "' of type " + k.type->name + " has an initial value XML cannot express");
                 e.append_attribute("default") = value_text(k.type, v, "", "key '" + k.name + "'").c_str();
@@ -257,7 +252,7 @@ private:
         const PortDefault& d = it->fallback;
         if (d.kind == PortDefault::Kind::Key) return !has_literal(n, port) && key == d.key;
         if (d.kind == PortDefault::Kind::Value && has_literal(n, port)) {
-            std::vector<std::byte> value(it->type->size);
+            Value value(it->type);
             return parse_value(it->type, literal_of(n, port), value.data()) && value == d.value;
         }
         return false;
@@ -356,8 +351,8 @@ private:
     std::string value_text(const TypeInfo* type, const void* value, const std::string& path, const std::string& what) const {
         std::optional<std::string> t = format_value(type, value);
         if (!t) fail(path, what + " of type " + type->name + " has a value XML cannot express");
-        std::vector<std::byte> back(type->size);
-        if (!parse_value(type, *t, back.data()) || std::memcmp(back.data(), value, type->size) != 0)
+        Value back(type);
+        if (!parse_value(type, *t, back.data()) || !ebt::detail::values_equal(type, back.data(), value))
             fail(path, what + " has the value " + *t + ", which XML cannot express (it would not load back)");
         return *t;
     }

@@ -52,10 +52,31 @@ const TypeInfo* builtin_type(std::string_view name) noexcept {
     if (name == "long long") return type_of<long long>();
     if (name == "float") return type_of<float>();
     if (name == "double") return type_of<double>();
-    return nullptr;
+    return ebt::detail::value_type_named(name);  // "string", enums (Registry::add_enum), user types (add_type)
+}
+
+bool has_literal_form(const TypeInfo* type) noexcept {
+    return type && (type->text || (builtin_type(type->name) == type));
+}
+
+std::string xml_type_name(const TypeInfo* type) {
+    if (const char* name = ebt::detail::value_type_xml_name(type)) return name;
+    return type->name;
+}
+
+std::string allowed_names(const TypeInfo* type) {
+    if (!type->text || type->text->names.empty()) return {};
+    std::string list = " (one of";
+    for (std::size_t i = 0; i < type->text->names.size(); ++i) list += (i ? ", " : " ") + type->text->names[i].first;
+    return list + ")";
+}
+
+std::string not_a_valid(const TypeInfo* type, std::string_view text) {
+    return "'" + std::string(text) + "' is not a valid " + xml_type_name(type) + allowed_names(type);
 }
 
 bool parse_value(const TypeInfo* type, std::string_view text, void* out) {
+    if (type->text) return type->text->parse(type, text, out);  // std::string keeps its blanks
     const std::string_view s = trim(text);
     if (type == type_of<bool>()) {
         bool v;
@@ -75,6 +96,7 @@ bool parse_value(const TypeInfo* type, std::string_view text, void* out) {
 }
 
 std::optional<std::string> format_value(const TypeInfo* type, const void* value) {
+    if (type->text) return type->text->format(type, value);
     if (type == type_of<bool>()) {
         unsigned char byte;  // read the byte: a stored bool is 0 or 1, but do not trust it
         std::memcpy(&byte, value, 1);

@@ -48,17 +48,16 @@ Duration duration_from_seconds(double seconds, const char* who = "duration_from_
 const char* to_string(Mode mode) noexcept;
 
 /// One initial blackboard value given when an agent is created (AgentOptions::blackboard,
-/// SpawnOptions::blackboard): a key of the tree and a value of exactly the key's type.
-///   {.blackboard = {{"home_x", 12.5f}, {"squad_leader", true}}}
+/// SpawnOptions::blackboard): a key of the tree and a value of exactly the key's type (a string
+/// literal is a std::string).
+///   {.blackboard = {{"home_x", 12.5f}, {"squad_leader", true}, {"bark", "halt"}}}
 struct InitialValue {
     template <class T>
     InitialValue(std::string key_name, const T& value)  // NOLINT(google-explicit-constructor)
-        : key(std::move(key_name)), type(type_of<T>()), bytes(sizeof(T)) {
-        std::memcpy(bytes.data(), &value, sizeof(T));
-    }
+        : key(std::move(key_name)), value(Value::of(value)), type(this->value.type()) {}
     std::string key;
+    Value value;  // the value, owned (a copy)
     const TypeInfo* type;
-    std::vector<std::byte> bytes;
 };
 
 /// Checks initial values against `tree`'s blackboard: each names a key of the agent's own (not a

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <ebt/status.hpp>
+#include <ebt/value_type.hpp>
 
 #include <cstddef>
 #include <cstring>
@@ -34,6 +35,7 @@ class ChangeBus;  // <ebt/signals.hpp>
 class SharedBlackboard;
 namespace detail {
 struct EngineAccess;
+class Fnv1a;  // <ebt/detail/hash.hpp>
 }
 
 using KeyId = std::uint16_t;
@@ -41,39 +43,7 @@ inline constexpr KeyId kNoKey = 0xFFFF;
 /// KeyInfo::scope of a key that belongs to the agent itself.
 inline constexpr std::uint8_t kLocalScope = 0xFF;
 
-/// Run-time description of a blackboard value type. One instance per C++ type (see type_of<T>()).
-struct TypeInfo {
-    const char* name;
-    std::size_t size;
-    std::size_t align;
-};
-
 namespace detail {
-template <class T> constexpr const char* type_display_name() {
-    if constexpr (std::is_same_v<T, bool>) return "bool";
-    else if constexpr (std::is_same_v<T, int>) return "int";
-    else if constexpr (std::is_same_v<T, unsigned>) return "unsigned";
-    else if constexpr (std::is_same_v<T, long>) return "long";
-    else if constexpr (std::is_same_v<T, long long>) return "long long";
-    else if constexpr (std::is_same_v<T, float>) return "float";
-    else if constexpr (std::is_same_v<T, double>) return "double";
-    else return nullptr;
-}
-/// The readable name of T ("game::Vec2"), taken from the compiler's signature of this function.
-template <class T> const char* pretty_type_name() {
-#if defined(__clang__) || defined(__GNUC__)
-    static const std::string name = [](std::string_view sig) {
-        // sig: "const char* ebt::detail::pretty_type_name() [with T = game::Vec2]"
-        const auto start = sig.find("T = ");
-        if (start == std::string_view::npos) return std::string(typeid(T).name());
-        auto end = sig.find_first_of(";]", start);
-        return std::string(sig.substr(start + 4, end - start - 4));
-    }(__PRETTY_FUNCTION__);
-    return name.c_str();
-#else
-    return typeid(T).name();
-#endif
-}
 /// The number types a blackboard converts between when a key is written or read by name with another
 /// number type (Blackboard::set / get): the integers of up to 64 bits, float and double. Not bool, the
 /// character types or long double.
@@ -91,19 +61,7 @@ struct Number {
     double f = 0;              // Floating (a float is widened exactly)
     const TypeInfo* type = nullptr;
 };
-template <class T> struct TypeTag {
-    static inline const TypeInfo info{type_display_name<T>() ? type_display_name<T>() : pretty_type_name<T>(),
-                                      sizeof(T), alignof(T)};
-};
 }  // namespace detail
-
-/// The TypeInfo of a blackboard value type. Blackboard values must be trivially copyable and
-/// equality-comparable (numbers, enums, ids, small structs such as a 2D position).
-template <class T> const TypeInfo* type_of() {
-    static_assert(std::is_trivially_copyable_v<T>, "blackboard values must be trivially copyable");
-    static_assert(alignof(T) <= 16, "blackboard values must not need more than 16-byte alignment");
-    return &detail::TypeTag<T>::info;
-}
 
 /// A typed, interned blackboard key. Obtain one from Tree::key<T>() or Blackboard::key<T>(); it works
 /// on the blackboards of every agent of that tree, and throws UsageError on an agent of another tree
@@ -134,10 +92,9 @@ class BlackboardSchema {
 public:
     /// Declares a key (used by the builder). Throws BuildError on a duplicate name.
     template <class T> KeyId declare(std::string name, const T& initial) {
-        const KeyId id = declare_raw(std::move(name), type_of<T>());
-        std::memcpy(defaults_.data() + keys_[id].offset, &initial, sizeof(T));
-        return id;
+        return declare_raw(std::move(name), type_of<T>(), &initial);
     }
+    /// `initial` points to a value of `type` (copied), or is null for the type's value-initialized T{}.
     KeyId declare_raw(std::string name, const TypeInfo* type, const void* initial = nullptr);
     /// Declares key `key` of shared scope `scope`; the schema names it "scope.key".
     KeyId declare_shared_raw(const std::string& scope, const std::string& key, const TypeInfo* type,
@@ -154,7 +111,32 @@ public:
     std::size_t storage_size() const noexcept { return defaults_.size(); }
     /// The largest alignment among the key types (1 when there are none): where the storage may start.
     std::size_t max_align() const noexcept { return max_align_; }
+    /// The initial values of the trivially copyable keys, laid out like an agent's values (storage_size()
+    /// bytes); a non-trivial key's bytes here are zero: read its initial value with initial().
     const std::byte* defaults() const noexcept { return defaults_.data(); }
+    /// The initial value of key `id` (a value of its type).
+    const void* initial(KeyId id) const {
+        const KeyInfo& k = keys_.at(id);
+        return k.type->ops ? boxed_defaults_[id].data() : static_cast<const void*>(defaults_.data() + k.offset);
+    }
+    /// The initial value of key `k`, one of keys().
+    const void* initial(const KeyInfo& k) const { return initial(static_cast<KeyId>(&k - keys_.data())); }
+    /// Whether key `k`'s initial value is its type's value-initialized T{} (zero bytes for a trivially
+    /// copyable type, an empty string for std::string).
+    bool initial_is_default(const KeyInfo& k) const;
+    /// The keys whose types are not trivially copyable, in id order: the values an agent constructs,
+    /// copies and destroys one by one. Empty for most trees (their blocks are copied with memcpy).
+    const std::vector<KeyId>& nontrivial_keys() const noexcept { return nontrivial_; }
+
+    /// Constructs the initial values in `storage` (storage_size() raw bytes laid out by this schema).
+    void construct_values(std::byte* storage) const;
+    /// Destroys the values constructed by construct_values (nothing for trivially copyable keys).
+    void destroy_values(std::byte* storage) const noexcept;
+    /// Feeds the values in `storage` to `h` (World::state_hash): when every key is trivially copyable,
+    /// the storage's bytes; otherwise key by key, the bytes of trivially copyable keys and the content
+    /// hash (BlackboardValue<T>::hash) of the others, so that equal contents hash equal wherever a
+    /// string keeps its characters.
+    void hash_values(detail::Fnv1a& h, const std::byte* storage) const;
 
     /// Checked lookup used by typed access: throws UsageError naming the key and both types.
     KeyId require(std::string_view name, const TypeInfo* type) const;
@@ -190,7 +172,9 @@ private:
 
     std::vector<KeyInfo> keys_;
     std::map<std::string, KeyId, std::less<>> index_;  // name -> id: find() stays fast for trees with many keys
-    std::vector<std::byte> defaults_;
+    std::vector<std::byte> defaults_;  // trivially copyable initial values; zero bytes where a non-trivial key is
+    std::vector<Value> boxed_defaults_;  // per key: the initial value of a non-trivial key (empty for the others)
+    std::vector<KeyId> nontrivial_;
     std::vector<std::string> scopes_;
     std::size_t shared_keys_ = 0;
     std::size_t max_align_ = 1;
@@ -241,17 +225,19 @@ public:
         changed(key.id);
         return true;
     }
-    /// By name. When T and the declared type are different numbers (integers, float, double; not bool),
+    /// A std::string key written with a string literal, a char pointer or a std::string_view.
+    bool set(Key<std::string> key, std::string_view value) { return set(key, std::string(value)); }
+    /// By name. A string literal, a char pointer or a std::string_view is written as a std::string.
+    /// When T and the declared type are different numbers (integers, float, double; not bool),
     /// the value is converted if the declared type holds it exactly (4.0 into a float, 300 into a long
     /// long, 16777216 into a float), and UsageError names the key, both types and the value otherwise
     /// (4.1 into a float, 300 into an unsigned char, 16777217 into a float), changing nothing.
     template <class T> bool set(std::string_view name, const T& value) {
-        const KeyId id = schema().find(name);
-        if constexpr (detail::is_convertible_number_v<T>) {
-            if (id != kNoKey && schema_->info(id).type != type_of<T>()) return set_converted(id, number_of(value));
+        if constexpr (!std::is_same_v<detail::stored_t<T>, T>) {
+            return set(name, detail::stored_t<T>(value));
+        } else {
+            return set_by_name(name, value);
         }
-        if (id != kNoKey) return set(Key<T>{id, schema_->tag()}, value);
-        return set(key<T>(name), value);  // throws: no such key
     }
 
     /// Throws UsageError for the blackboard of a moved-from agent.
@@ -264,6 +250,14 @@ public:
 private:
     friend class Agent;
     Blackboard() = default;
+    template <class T> bool set_by_name(std::string_view name, const T& value) {
+        const KeyId id = schema().find(name);
+        if constexpr (detail::is_convertible_number_v<T>) {
+            if (id != kNoKey && schema_->info(id).type != type_of<T>()) return set_converted(id, number_of(value));
+        }
+        if (id != kNoKey) return set(Key<T>{id, schema_->tag()}, value);
+        return set(key<T>(name), value);  // throws: no such key
+    }
     template <class T> static detail::Number number_of(T value) {
         detail::Number n;
         n.type = type_of<T>();

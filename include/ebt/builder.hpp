@@ -112,13 +112,34 @@ inline Predicate Xor(const Predicate& a, const Predicate& b) { return a ^ b; }
 ///
 /// The guard re-evaluates when a key it compares is written (event mode). The value converts to the
 /// key's type when it does so exactly (5 for a float key; not 0.1, a double that no float equals:
-/// write 0.1f); two keys must have the same type. Otherwise end() throws BuildError naming the node.
-template <class T> Predicate lt(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::Less, type_of<T>(), &value); }
-template <class T> Predicate le(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::LessEqual, type_of<T>(), &value); }
-template <class T> Predicate gt(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::Greater, type_of<T>(), &value); }
-template <class T> Predicate ge(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::GreaterEqual, type_of<T>(), &value); }
-template <class T> Predicate eq(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::Equal, type_of<T>(), &value); }
-template <class T> Predicate ne(std::string key, const T& value) { return Predicate::compare(std::move(key), Comparison::NotEqual, type_of<T>(), &value); }
+/// write 0.1f); two keys must have the same type. Keys of other types (std::string, enums, bool, user
+/// types) compare with eq and ne only, against a value of exactly the key's type (a string literal
+/// is a std::string): `ebt::eq("bark", "alarm")`, `ebt::ne("stance", Stance::Idle)`; lt/le/gt/ge on
+/// them are refused. Otherwise end() throws BuildError naming the node.
+template <class T> Predicate lt(std::string key, const T& value) {
+    const detail::stored_t<T>& v = value;
+    return Predicate::compare(std::move(key), Comparison::Less, type_of<detail::stored_t<T>>(), &v);
+}
+template <class T> Predicate le(std::string key, const T& value) {
+    const detail::stored_t<T>& v = value;
+    return Predicate::compare(std::move(key), Comparison::LessEqual, type_of<detail::stored_t<T>>(), &v);
+}
+template <class T> Predicate gt(std::string key, const T& value) {
+    const detail::stored_t<T>& v = value;
+    return Predicate::compare(std::move(key), Comparison::Greater, type_of<detail::stored_t<T>>(), &v);
+}
+template <class T> Predicate ge(std::string key, const T& value) {
+    const detail::stored_t<T>& v = value;
+    return Predicate::compare(std::move(key), Comparison::GreaterEqual, type_of<detail::stored_t<T>>(), &v);
+}
+template <class T> Predicate eq(std::string key, const T& value) {
+    const detail::stored_t<T>& v = value;
+    return Predicate::compare(std::move(key), Comparison::Equal, type_of<detail::stored_t<T>>(), &v);
+}
+template <class T> Predicate ne(std::string key, const T& value) {
+    const detail::stored_t<T>& v = value;
+    return Predicate::compare(std::move(key), Comparison::NotEqual, type_of<detail::stored_t<T>>(), &v);
+}
 inline Predicate lt(std::string key, KeyRef other) { return Predicate::compare(std::move(key), Comparison::Less, std::move(other)); }
 inline Predicate le(std::string key, KeyRef other) { return Predicate::compare(std::move(key), Comparison::LessEqual, std::move(other)); }
 inline Predicate gt(std::string key, KeyRef other) { return Predicate::compare(std::move(key), Comparison::Greater, std::move(other)); }
@@ -167,16 +188,16 @@ public:
 
     // ---- blackboard declarations ------------------------------------------------------------
     template <class T> TreeBuilder& key(std::string name, const T& initial = T{}) {
-        T copy = initial;
-        return declare_key(std::move(name), type_of<T>(), &copy);
+        const detail::stored_t<T> copy(initial);  // a string literal declares a std::string key
+        return declare_key(std::move(name), type_of<detail::stored_t<T>>(), &copy);
     }
 
     /// Declares key `key` of the shared scope `scope` (a squad's or the world's blackboard), named
     /// "scope.key" in this tree. Agents read the value published at the start of each frame; their
     /// writes reach the shared blackboard bound to the scope when they are spawned (World).
     template <class T> TreeBuilder& shared_key(std::string scope, std::string key, const T& initial = T{}) {
-        T copy = initial;
-        return declare_shared_key(std::move(scope), std::move(key), type_of<T>(), &copy);
+        const detail::stored_t<T> copy(initial);
+        return declare_shared_key(std::move(scope), std::move(key), type_of<detail::stored_t<T>>(), &copy);
     }
 
     // ---- composites (close with back()) -----------------------------------------------------
@@ -246,7 +267,8 @@ public:
     /// not 3.5 for an int port); any other value must be of the port's type. BuildError, naming the
     /// node, for an unknown port or a value of another type.
     template <class T> TreeBuilder& port_value(std::string port, const T& value) {
-        return port_value_raw(std::move(port), type_of<T>(), &value);
+        const detail::stored_t<T>& stored = value;  // a string literal is a std::string
+        return port_value_raw(std::move(port), type_of<detail::stored_t<T>>(), &stored);
     }
 
     // ---- structure -----------------------------------------------------------------------------

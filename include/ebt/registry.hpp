@@ -50,7 +50,7 @@ struct PortDefault {
     Kind kind = Kind::None;
     std::string key;                 // Kind::Key
     const TypeInfo* type = nullptr;  // Kind::Value: the value's type (must be the port's)
-    std::vector<std::byte> value;    // Kind::Value: the value's bytes
+    Value value;                     // Kind::Value: the value
     std::string text;                // Kind::Value: its literal text (filled when the spec is registered)
 };
 
@@ -72,12 +72,13 @@ struct PortSpec {
         return *this;
     }
     /// Default binding: a private constant holding `value`. T must be the port's type, one with a
-    /// literal form (bool, int, unsigned, long, long long, float, double); checked at registration.
+    /// literal form (bool, int, unsigned, long, long long, float, double, std::string (a string
+    /// literal is one), an enum added with Registry::add_enum, a user type with format/parse); checked
+    /// at registration.
     template <class T> PortSpec& default_value(const T& value) {
-        static_assert(std::is_trivially_copyable_v<T>);
-        std::vector<std::byte> bytes(sizeof(T));
-        std::memcpy(bytes.data(), &value, sizeof(T));
-        fallback = PortDefault{PortDefault::Kind::Value, {}, type_of<T>(), std::move(bytes), {}};
+        Value v = Value::of(value);
+        const TypeInfo* type = v.type();
+        fallback = PortDefault{PortDefault::Kind::Value, {}, type, std::move(v), {}};
         return *this;
     }
 };
@@ -290,6 +291,31 @@ public:
     /// Shorthand: a condition over ports.
     Registry& add_condition(std::string name, std::function<bool(const ConditionContext&)> evaluate,
                             std::vector<PortSpec> ports = {});
+
+    /// Names the values of enum E for XML literals and save(): port values and defaults, blackboard
+    /// initial values and `stance == Alert` in expressions. `type_name` is what a file's
+    /// <Blackboard> and <TreeNodesModel> call the type. A name is an identifier; a value's first name
+    /// is the one save() writes. Names belong to the C++ type, process-wide: every Registry may add
+    /// the same enum with the same names; other names for it, or a type name already taken, throw
+    /// BuildError. Call it at start-up, before loading (not concurrently with loading).
+    ///     registry.add_enum<Stance>("Stance", {{"Idle", Stance::Idle}, {"Alert", Stance::Alert}});
+    template <class E>
+    Registry& add_enum(std::string type_name, std::initializer_list<std::pair<std::string_view, E>> values) {
+        static_assert(std::is_enum_v<E>, "add_enum names the values of an enum type");
+        auto form = std::make_unique<TextForm>();
+        for (const auto& [name, value] : values) form->names.emplace_back(std::string(name), static_cast<long long>(value));
+        form->enum_value = &detail::EnumOf<E>::value;
+        form->set_enum = &detail::EnumOf<E>::set;
+        detail::name_value_type(type_of<E>(), type_name, std::move(form));
+        return *this;
+    }
+    /// Gives a user type with a text form (BlackboardValue<T> with format and parse) the name XML
+    /// files call it by (<Blackboard> entries, <TreeNodesModel>). Same rules as add_enum.
+    template <class T> Registry& add_type(std::string type_name) {
+        static_assert(detail::HasValueText<T>, "add_type needs ebt::BlackboardValue<T> with format and parse");
+        detail::name_value_type(type_of<T>(), type_name, nullptr);
+        return *this;
+    }
 
     const ActionSpec* find_action(std::string_view name) const;
     const ConditionSpec* find_condition(std::string_view name) const;

@@ -62,17 +62,17 @@ public:
 
     /// The published value (what agents' guards see this frame).
     template <class T> const T& get(std::string_view key) const {
-        const KeyId id = schema_.require(key, type_of<T>());
-        return *reinterpret_cast<const T*>(published_.data() + schema_.info(id).offset);
+        return *static_cast<const T*>(published(schema_.require(key, type_of<T>())));
     }
     /// The value that will be published next (the last write of this frame, or the published one).
     template <class T> const T& pending(std::string_view key) const {
-        const KeyId id = schema_.require(key, type_of<T>());
-        return *reinterpret_cast<const T*>(pending_.data() + schema_.info(id).offset);
+        return *static_cast<const T*>(pending_value(schema_.require(key, type_of<T>())));
     }
-    /// Writes the pending value; agents see it after the next publish().
+    /// Writes the pending value; agents see it after the next publish(). A string literal, a char
+    /// pointer or a std::string_view is written as a std::string.
     template <class T> void set(std::string_view key, const T& value) {
-        set_raw(schema_.require(key, type_of<T>()), &value);
+        const detail::stored_t<T>& stored = value;
+        set_raw(schema_.require(key, type_of<detail::stored_t<T>>()), &stored);
     }
     void set_raw(KeyId id, const void* value);
 
@@ -87,16 +87,30 @@ public:
 
     const std::string& name() const noexcept { return name_; }
     const BlackboardSchema& schema() const noexcept { return schema_; }
-    const std::byte* published(KeyId id) const { return published_.data() + schema_.info(id).offset; }
-    const std::vector<std::byte>& published_values() const noexcept { return published_; }
+    /// The published value of key `id` (a value of its type).
+    const void* published(KeyId id) const {
+        return schema_.info(id).type->ops ? boxed_published_[id].data() : static_cast<const void*>(published_.data() + schema_.info(id).offset);
+    }
+    /// The pending value of key `id`.
+    const void* pending_value(KeyId id) const {
+        return schema_.info(id).type->ops ? boxed_pending_[id].data() : static_cast<const void*>(pending_.data() + schema_.info(id).offset);
+    }
+    /// Feeds the published values to `h` (World::state_hash): their bytes when every key is trivially
+    /// copyable, otherwise key by key with the content hash of the others (BlackboardSchema::hash_values).
+    void hash_published(detail::Fnv1a& h) const;
     /// The signal emitted once per changed key by publish() (include <ebt/signals.hpp> to connect).
     Signal& changes() noexcept { return *signal_; }
 
 private:
     std::string name_;
     BlackboardSchema schema_;
+    // Trivially copyable values in two byte buffers laid out by the schema; a non-trivial value (a
+    // std::string) as a Value of its own per buffer, at its key's id (empty for the other keys), so
+    // that growing the buffers when a key is declared never moves it byte by byte.
     std::vector<std::byte> published_;
     std::vector<std::byte> pending_;
+    std::vector<Value> boxed_published_;
+    std::vector<Value> boxed_pending_;
     std::vector<std::uint8_t> written_;  // per key: written since the last publish
     bool any_written_ = false;
     bool publishing_ = false;  // inside publish(): declare() and publish() are refused

@@ -117,14 +117,27 @@ std::string nodes_model(const Registry& registry);
 // ---- literal values --------------------------------------------------------------------------
 
 /// The value types XML literals and <Blackboard> entries can name: "bool", "int", "unsigned",
-/// "long", "long long", "float", "double". nullptr for any other name.
+/// "long", "long long", "float", "double", "string" (std::string), and the enums and user types
+/// named with Registry::add_enum / add_type. nullptr for any other name.
 const TypeInfo* builtin_type(std::string_view name) noexcept;
-/// Parses `text` as a value of `type` (one of builtin_type's) into `out` (type->size bytes).
-/// bool: true/false/1/0 (also True/TRUE/False/FALSE); integers: decimal, range-checked; float and
-/// double: decimal or scientific, finite. Surrounding blanks are ignored. False when unparsable.
+/// Whether values of `type` have a literal form: the types builtin_type names, and any type with a
+/// text form (TypeInfo::text).
+bool has_literal_form(const TypeInfo* type) noexcept;
+/// The name a file calls `type` by ("string", "Stance"), or its C++ name when it has none.
+std::string xml_type_name(const TypeInfo* type);
+/// The message for a literal that is not a value of `type`: "'Alrt' is not a valid Stance (one of
+/// Idle, Alert, Combat)" (an enum lists its names).
+std::string not_a_valid(const TypeInfo* type, std::string_view text);
+/// " (one of Idle, Alert, Combat)" for an enum added with Registry::add_enum, "" for other types.
+std::string allowed_names(const TypeInfo* type);
+/// Parses `text` as a value of `type` into `out`, a constructed value of that type (a Value(type),
+/// or zeroed bytes for a trivially copyable type). bool: true/false/1/0 (also True/TRUE/False/FALSE);
+/// integers: decimal, range-checked; float and double: decimal or scientific, finite (surrounding
+/// blanks ignored); std::string: the text as it is; an enum: one of its names (blanks ignored); a
+/// user type: BlackboardValue<T>::parse. False when unparsable (`out` unchanged).
 bool parse_value(const TypeInfo* type, std::string_view text, void* out);
-/// The text form of a value of a builtin type (round-trips through parse_value exactly);
-/// nullopt for other types.
+/// The text form of a value (round-trips through parse_value exactly); nullopt for a type without
+/// a literal form.
 std::optional<std::string> format_value(const TypeInfo* type, const void* value);
 
 }  // namespace ebt::xml

@@ -105,7 +105,7 @@ inline void check_same(const Tree& a, const Tree& b, int ticks, const Script& sc
         const KeyInfo& other = b.schema().info(id);
         CHECK(other.type == k.type);
         CHECK(other.scope == k.scope);
-        CHECK(std::memcmp(a.schema().defaults() + k.offset, b.schema().defaults() + other.offset, k.type->size) == 0);
+        CHECK(ebt::detail::values_equal(k.type, a.schema().initial(k), b.schema().initial(other)));
     }
     for (Mode mode : test::both_modes()) {
         CAPTURE(std::string(to_string(mode)));
