@@ -245,9 +245,9 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         if (kind == CallKind::Terminate) s += std::string("(") + to_string(static_cast<Status>(it.status)) + ")";
         return s;
     }
-    static std::string describe_item(const Item& it) {
+    std::string describe_item(const Item& it) {
         switch (it.tag) {
-        case Tag::Call: return describe_call(it) + " of agent " + handle_text(it.agent) + " node #" + std::to_string(it.a);
+        case Tag::Call: return describe_call(it) + " of agent " + handle_text(it.agent) + " node " + node_path(it.agent, it.a);
         case Tag::SharedWrite: return "a shared blackboard publish";
         case Tag::FrameEnd: return "the end of the frame";
         case Tag::Step: return "the next frame";

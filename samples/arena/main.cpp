@@ -7,8 +7,12 @@
 // which is the same in polling and event mode for the same seed.
 //
 //   ebt_arena [--agents N] [--seconds S] [--hz H] [--seed N] [--mode poll|event] [--lod on|off]
-//             [--realtime] [--trace N] [--svg FILE]
+//             [--realtime] [--trace N] [--svg FILE] [--record FILE]
 #include "arena_scenario.hpp"
+
+#if EBT_HAS_XML
+#include <ebt/debug/record.hpp>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -48,6 +52,7 @@ void usage(std::FILE* out, const char* argv0) {
                  "                   (frames where it only updates its running action are left out)\n"
                  "  --svg FILE       write an SVG picture of the arena at the end\n"
                  "  --tree FILE      load the guards' tree from a BehaviorTree.CPP v4 XML file\n"
+                 "  --record FILE    record the run for ebt_replay (docs/debugging.md, \"Record and replay\")\n"
                  "                   (default: built in; samples/arena.xml is the same tree)\n"
                  "  -h, --help       this help\n",
                  argv0);
@@ -145,6 +150,7 @@ int main(int argc, char** argv) {
     bool realtime = false;
     long long trace_guard = -1;
     std::string svg;
+    std::string record;
     for (int i = 1; i < argc; ++i) {
         const std::string opt = argv[i];
         const auto value = [&]() -> const char* {
@@ -182,6 +188,12 @@ int main(int argc, char** argv) {
 #if !EBT_HAS_XML
             fail(argv0, "--tree: this build of ebt has no XML support (configured with -DEBT_XML=OFF)");
 #endif
+        } else if (opt == "--record") {
+            record = value();
+            if (record.empty()) fail(argv0, "--record needs a file name");
+#if !EBT_HAS_XML
+            fail(argv0, "--record: this build of ebt has no XML support (configured with -DEBT_XML=OFF)");
+#endif
         } else if (opt == "--svg") {
             svg = value();
             if (svg.empty()) fail(argv0, "--svg needs a file name");
@@ -208,6 +220,17 @@ int main(int argc, char** argv) {
 
     const auto setup_start = std::chrono::steady_clock::now();
     std::optional<Arena> holder;
+#if EBT_HAS_XML
+    // Declared after the arena, so that it stops (detaching from the world) before the world goes.
+    std::optional<debug::Recorder> recorder;
+    if (!record.empty()) {
+        config.instrument = [&](const Registry& actions, World& world) -> const Registry* {
+            recorder.emplace(actions);
+            recorder->start(world, record);
+            return &recorder->registry();
+        };
+    }
+#endif
     try {
         holder.emplace(config);
     } catch (const std::exception& e) {  // e.g. a --tree file that does not load: file:line:column and the problem
@@ -292,6 +315,18 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(arena.hash()),
                 static_cast<unsigned long long>(arena.world().state_hash()),
                 static_cast<unsigned long long>(arena.sim_hash()));
+#if EBT_HAS_XML
+    if (recorder) {
+        try {
+            recorder->stop();
+            std::printf("  recording:         %s (%llu frames; replay with ebt_replay)\n", record.c_str(),
+                        static_cast<unsigned long long>(recorder->frames()));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: error: %s\n", argv0, e.what());
+            return 1;
+        }
+    }
+#endif
     if (!svg.empty()) {
         try {
             arena.write_svg(svg);
