@@ -329,3 +329,27 @@ TEST_CASE("World input observer: hears each input in order; World::abort; refuse
                                                 "resume {0,1} Success refused", "interval {0,1} 3", "budget 5", "abort {0,1}",
                                                 "despawn {1,1}"});
 }
+
+TEST_CASE("replay: every one-byte corruption of a recording replays, diverges or is refused with FileFormatError") {
+    // A cheap relative of fuzz/recording_fuzz.cpp that runs in every build (and under the sanitizers).
+    const auto file = temp_file("corrupt.ebtrec");
+    const std::vector<std::byte> good = record_one_action(file);
+    std::filesystem::remove(file);
+    int refused = 0, diverged = 0, identical = 0;
+    for (std::size_t i = 0; i < good.size(); ++i) {
+        for (const unsigned flip : {0x01u, 0x80u, 0xFFu}) {
+            std::vector<std::byte> bytes = good;
+            bytes[i] ^= static_cast<std::byte>(flip);
+            try {
+                debug::Replay replay(std::move(bytes), "rec");
+                if (replay.run()) ++identical;
+                else ++diverged;
+            } catch (const debug::FileFormatError&) {
+                ++refused;
+            }
+        }
+    }
+    CHECK(refused > 0);
+    CHECK(diverged > 0);
+    MESSAGE("of ", 3 * good.size(), " corruptions: ", refused, " refused, ", diverged, " diverged, ", identical, " identical");
+}

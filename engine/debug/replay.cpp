@@ -15,6 +15,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -213,6 +214,9 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     };
     std::unordered_map<std::uint32_t, AgentTrace> traces;  // by slot, this frame
     std::optional<Divergence> divergence;
+    /// A corrupt record met inside a callback the engine runs (which would contain the exception as a
+    /// user error): kept, the frame is cut short, and step() throws it once the engine has returned.
+    std::exception_ptr file_error;
     std::uint64_t frame = 0;
     bool finished = false;
 
@@ -301,7 +305,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
 
     // ---- answering for user code (the replay registry) ----------------------------------------------------
     Status action_call(ActionContext& ctx, CallKind kind, Status given) {
-        if (divergence) return Status::Failure;
+        if (divergence || file_error) return Status::Failure;
         const AgentHandle h = ctx.agent_handle();
         const NodeIndex node = ctx.node();
         Item* it = peek();
@@ -318,8 +322,13 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             return Status::Failure;
         }
         take();
-        if (it->flags & recording::kSuspended) ctx.suspend();
-        apply_all(it->effects);
+        try {
+            if (it->flags & recording::kSuspended) ctx.suspend();
+            apply_all(it->effects);
+        } catch (...) {
+            file_error = std::current_exception();
+            return Status::Failure;
+        }
         if (it->flags & recording::kThrew) throw std::runtime_error(it->s1);
         return kind == CallKind::Update ? static_cast<Status>(it->status) : given;
     }
@@ -334,7 +343,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     void add_condition(const Item& it) { conditions[condition_key(it.agent, it.s1, it.s2)] = {it.flags, it.s3}; }
 
     bool condition(const ConditionContext& ctx, const std::string& name, const std::vector<PortSpec>& ports) {
-        if (divergence || !ctx.blackboard().agent()) return false;
+        if (divergence || file_error || !ctx.blackboard().agent()) return false;
         const Agent* agent = ctx.blackboard().agent();
         const AgentHandle h = handles.find(*world, agent);
         std::string values;
@@ -420,6 +429,10 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     // ---- applying records -----------------------------------------------------------------------------------
     void apply_all(std::vector<Item>& items) {
         sources.push_back(Source{&items, 0});
+        struct Pop {
+            std::vector<Source>& s;
+            ~Pop() { s.pop_back(); }
+        } pop{sources};
         while (!divergence) {
             Item* it = take();
             if (!it) break;
@@ -429,10 +442,20 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             }
             apply(*it);
         }
-        sources.pop_back();
     }
 
+    /// Applies one record. What the World or a blackboard refuses (a spawn with bindings the tree does
+    /// not have, a duplicate shared blackboard, ...) can only come from a corrupt file.
     void apply(Item& it) {
+        try {
+            apply_record(it);
+        } catch (const FileFormatError&) {
+            throw;
+        } catch (const std::exception& e) {
+            in.fail(std::string("corrupt: ") + e.what());
+        }
+    }
+    void apply_record(Item& it) {
         switch (it.tag) {
         case Tag::Tree: {
             register_model(it.s2, trees.size());
@@ -599,7 +622,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
 
     // ---- one frame ----------------------------------------------------------------------------------------------
     bool step() {
-        if (finished || divergence) return false;
+        if (finished || divergence || file_error) return false;
         if (!read_frame()) {
             finished = true;
             return false;
@@ -620,6 +643,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             if (it->tag == Tag::Step) {
                 if (options.break_at && *options.break_at == frame) replay_breakpoint(frame);
                 world->step(Duration(static_cast<std::int64_t>(it->a)));
+                if (file_error) std::rethrow_exception(file_error);
                 continue;
             }
             if (it->tag == Tag::FrameEnd) {
@@ -627,6 +651,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
                 break;
             }
             apply(*it);
+            if (file_error) std::rethrow_exception(file_error);
         }
         if (divergence) return false;
         ++frame;
