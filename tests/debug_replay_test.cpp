@@ -1,6 +1,8 @@
 // Record and replay (docs/debugging.md, "Record and replay"): a World recorded with debug::Recorder is
 // replayed by debug::Replay from the file alone, identically in both modes; a modified recording is
 // reported at its first divergence; bad files are refused with FileFormatError.
+#include "debug/binary_io.hpp"
+
 #include <ebt/debug/file_error.hpp>
 #include <ebt/debug/record.hpp>
 #include <ebt/debug/replay.hpp>
@@ -352,4 +354,26 @@ TEST_CASE("replay: every one-byte corruption of a recording replays, diverges or
     CHECK(refused > 0);
     CHECK(diverged > 0);
     MESSAGE("of ", 3 * good.size(), " corruptions: ", refused, " refused, ", diverged, " diverged, ", identical, " identical");
+}
+
+TEST_CASE("replay: a value that is not one of its type (a bool byte of 32) is refused, not stored") {
+    // Found by fuzz/recording_fuzz.cpp: raw bytes went into a shared blackboard's bool.
+    debug::io::ByteWriter w;
+    w.header(std::string_view("EBTREC\0\0", 8), 1);
+    w.u8(2);  // Shared "squad"
+    w.string("squad");
+    w.u8(3);  // Declare: shared 0, key "alarm", bool, published 32, pending 0
+    w.varint(0);
+    w.string("alarm");
+    w.string("bool");
+    w.string(std::string_view("\x20", 1));
+    w.string(std::string_view("\0", 1));
+    w.u8(12);  // Step 50 ms
+    w.varint(50000);
+    w.u8(15);  // FrameEnd: hash, no agents
+    w.u64(0);
+    w.varint(0);
+    debug::Replay replay(w.bytes(), "rec");
+    // A record is applied after its whole frame was read: the offset is the end of that frame.
+    CHECK_THROWS_WITH_AS(replay.step(), "rec: byte 50: corrupt: key 'alarm' of type 'bool'", debug::FileFormatError);
 }

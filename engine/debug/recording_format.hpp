@@ -101,6 +101,12 @@ template <class F> void with_builtin(const TypeInfo* type, F&& f) {
     else throw UsageError(std::string("recording: values of type '") + type->name + "' cannot be recorded");
 }
 
+/// Whether `bytes` hold a value of `type`: its size, and for bool 0 or 1 (other bytes are not a bool).
+inline bool valid_value(const TypeInfo* type, std::string_view bytes) {
+    if (!type || bytes.size() != type->size) return false;
+    return type != type_of<bool>() || static_cast<unsigned char>(bytes[0]) <= 1;
+}
+
 /// The World handle of an agent known by address (a condition sees only its blackboard's agent). Looked
 /// up in a map filled from World::handles(), refilled when an agent is not in it (a new one, or a
 /// freed agent's slot reused at the same address).

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 namespace ebt::debug {
@@ -471,7 +472,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             if (it.a >= shared.size()) in.fail("corrupt: shared blackboard " + std::to_string(it.a));
             SharedBlackboard& b = *shared[it.a];
             const TypeInfo* type = recording::builtin_named(it.s2);
-            if (!type || it.s3.size() != type->size || it.s4.size() != type->size)
+            if (!recording::valid_value(type, it.s3) || !recording::valid_value(type, it.s4))
                 in.fail("corrupt: key '" + it.s1 + "' of type '" + it.s2 + "'");
             const KeyId existing = b.schema().find(it.s1);
             if (existing == kNoKey) b.declare_raw(it.s1, type, it.s3.data());
@@ -510,7 +511,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
                 break;
             }
             const BlackboardSchema& schema = a->blackboard().schema();
-            if (it.a >= schema.size() || schema.info(static_cast<KeyId>(it.a)).type->size != it.s1.size())
+            if (it.a >= schema.size() || !recording::valid_value(schema.info(static_cast<KeyId>(it.a)).type, it.s1))
                 in.fail("corrupt: a write to key " + std::to_string(it.a) + " of agent " + handle_text(it.agent));
             detail::EngineAccess::mirror(a->blackboard(), static_cast<KeyId>(it.a), it.s1.data());
             break;
@@ -534,9 +535,13 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             if (number >= shared.size()) in.fail("corrupt: shared blackboard " + std::to_string(number));
             o.shared.emplace_back(scope, shared[number]);
         }
-        for (const auto& [key, type_name, value] : it.values) {
-            const TypeInfo* type = recording::builtin_named(type_name);
-            if (!type || value.size() != type->size) in.fail("corrupt: initial value of key '" + key + "'");
+        for (const auto& initial : it.values) {
+            // (Named references, not a structured binding: lambdas may not capture those before C++20's
+            // P1091 reached every compiler.)
+            const std::string& key = std::get<0>(initial);
+            const std::string& value = std::get<2>(initial);
+            const TypeInfo* type = recording::builtin_named(std::get<1>(initial));
+            if (!recording::valid_value(type, value)) in.fail("corrupt: initial value of key '" + key + "'");
             recording::with_builtin(type, [&](auto tag) {
                 decltype(tag) v;
                 std::memcpy(&v, value.data(), sizeof v);
@@ -557,7 +562,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             take();
             if (it->a >= shared.size()) in.fail("corrupt: shared blackboard " + std::to_string(it->a));
             SharedBlackboard& b = *shared[it->a];
-            if (it->b >= b.schema().size() || b.schema().info(static_cast<KeyId>(it->b)).type->size != it->s1.size())
+            if (it->b >= b.schema().size() || !recording::valid_value(b.schema().info(static_cast<KeyId>(it->b)).type, it->s1))
                 in.fail("corrupt: a shared write to key " + std::to_string(it->b));
             b.set_raw(static_cast<KeyId>(it->b), it->s1.data());
         }
