@@ -4,7 +4,8 @@
 # ebt_configure BUILD_DIR BUILD_TYPE: the one cmake configure both scripts run.
 #
 # Makes sure the Debian packages ebt needs are installed:
-#   cmake g++ make libboost-dev doctest-dev libpugixml-dev
+#   cmake g++ make libboost-dev doctest-dev libpugixml-dev graphviz
+#   (graphviz: the tests check that the tree views' DOT output renders; scripts/views.sh)
 #   + libbenchmark-dev when bench/CMakeLists.txt exists
 # Missing packages are installed with apt-get when running as root; otherwise
 # the exact command to run is printed and the calling script exits 1.
@@ -15,7 +16,7 @@ ebt_log() { printf '[ebt] %s\n' "$*" >&2; }
 EBT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 ebt_required_packages() {
-  local pkgs=(cmake g++ make libboost-dev doctest-dev libpugixml-dev)
+  local pkgs=(cmake g++ make libboost-dev doctest-dev libpugixml-dev graphviz)
   if [[ -f "$EBT_ROOT/bench/CMakeLists.txt" ]]; then
     pkgs+=(libbenchmark-dev)
   fi
@@ -77,6 +78,20 @@ ebt_ensure_packages() {
 ebt_ensure_deps() {
   local pkgs
   mapfile -t pkgs < <(ebt_required_packages)
+  ebt_ensure_packages "${pkgs[@]}"
+}
+
+# The browser tests' packages (CTest label browser, tests/browser/): headless chromium, its driver, and
+# selenium for Debian's /usr/bin/python3. Building and the other tests do not need them, and
+# scripts/test.sh does not install them: without them the browser tests are skipped (with a message).
+# CI installs them (.ci/run) and sets EBT_REQUIRE_BROWSER=1, so that there they must run.
+ebt_browser_packages() {
+  printf '%s\n' chromium chromium-driver python3-selenium
+}
+
+ebt_ensure_browser_deps() {
+  local pkgs
+  mapfile -t pkgs < <(ebt_browser_packages)
   ebt_ensure_packages "${pkgs[@]}"
 }
 

@@ -17,6 +17,7 @@
 #include "support/trace_recorder.hpp"
 #include "support/waiting_world.hpp"
 
+#include <ebt/debug/trace_log.hpp>
 #include <ebt/signals.hpp>
 #if EBT_HAS_XML
 #include <ebt/xml.hpp>
@@ -25,6 +26,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
+#include <filesystem>
 #include <new>
 
 #include "support/counting_new.hpp"  // this executable's counting operator new/delete
@@ -277,6 +279,67 @@ TEST_CASE("allocations: a world of waiting agents whose guards wake every frame 
     CHECK(stepped == 200 * 1000);  // every agent was woken every frame
     CHECK(n == 0);
     CHECK(world.timer_entries() == 1000);
+}
+
+TEST_CASE("allocations: a World frame with trace logging off allocates nothing, also after a log was detached") {
+    const Registry reg = make_registry();
+    const Tree tree = guard_tree(reg);
+    test::in_both_modes([&](Mode mode) {
+        World world;
+        std::vector<AgentHandle> agents;
+        for (int i = 0; i < 200; ++i) agents.push_back(world.spawn(tree, {.mode = mode}));
+        const Key<bool> seen = tree.key<bool>("enemy_seen");
+        bool value = false;
+        const auto frame = [&] {  // a quarter of the agents switch between patrolling and attacking
+            value = !value;
+            for (std::size_t i = 0; i < agents.size(); i += 4) world.at(agents[i]).blackboard().set(seen, value);
+            world.step(16ms);
+        };
+        for (int f = 0; f < 5; ++f) frame();
+        CHECK(allocations_during([&] {
+                  for (int f = 0; f < 100; ++f) frame();
+              }) == 0);
+        {
+            debug::TraceLogWriter log;  // logged for a while, in memory, then detached
+            log.attach(world);
+            for (int f = 0; f < 5; ++f) frame();
+            log.close();
+            CHECK(log.records() > 0);
+        }
+        CHECK(allocations_during([&] {
+                  for (int f = 0; f < 100; ++f) frame();
+              }) == 0);
+    });
+}
+
+TEST_CASE("allocations: logging every agent of a World to a file allocates nothing per frame once warmed up") {
+    // The records are encoded into one buffer that keeps its capacity, blocks go to the file unbuffered,
+    // and short values (bool, numbers) are formatted without the heap.
+    const Registry reg = make_registry();
+    const Tree tree = guard_tree(reg);
+    const std::filesystem::path path = std::filesystem::temp_directory_path() / "ebt_allocation_test.ebtlog";
+    {
+        World world;
+        std::vector<AgentHandle> agents;
+        for (int i = 0; i < 100; ++i) agents.push_back(world.spawn(tree));
+        const Key<bool> seen = tree.key<bool>("enemy_seen");
+        debug::TraceLogWriter log(path.string(), {.block_bytes = 4096});
+        log.attach(world);
+        bool value = false;
+        const auto frame = [&] {
+            value = !value;
+            for (std::size_t i = 0; i < agents.size(); i += 4) world.at(agents[i]).blackboard().set(seen, value);
+            world.step(16ms);
+        };
+        for (int f = 0; f < 20; ++f) frame();
+        const std::uint64_t before = log.bytes_written();
+        CHECK(allocations_during([&] {
+                  for (int f = 0; f < 100; ++f) frame();
+              }) == 0);
+        CHECK(log.bytes_written() > before + 4096);  // blocks were written meanwhile
+        log.close();
+    }
+    std::filesystem::remove(path);
 }
 
 // ---- memory budget ----------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 // Builder modifiers (label, precondition, abort): which node they apply to (the node added last, or
 // the one back() just closed), the same modifiers given as NodeOptions when a node is opened, and
 // the abort modes refused at once where they cannot mean anything.
+#include <ebt/detail/builder_access.hpp>
 #include <ebt/ebt.hpp>
 
 #include <doctest/doctest.h>
@@ -150,7 +151,7 @@ TEST_CASE("modifiers: an abort mode that cannot mean anything is refused at once
         CHECK(build_error(b, [](TreeBuilder& t) -> TreeBuilder& { return t.abort(AbortMode::Both); }) ==
               "tree 't', node /ActiveSelector/Sequence[0]/Action 'Attack'[1]: abort mode Both needs lower-priority "
               "siblings, but the parent is Sequence");
-        CHECK(b.last_error().node == 3);
+        CHECK(detail::BuilderAccess::last_error(b).node == 3);
     }
     SUBCASE("on a condition") {
         TreeBuilder b("t", reg);

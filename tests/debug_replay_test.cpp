@@ -333,7 +333,7 @@ TEST_CASE("World input observer: hears each input in order; World::abort; refuse
 }
 
 TEST_CASE("replay: every one-byte corruption of a recording replays, diverges or is refused with FileFormatError") {
-    // A cheap relative of fuzz/recording_fuzz.cpp that runs in every build (and under the sanitizers).
+    // A cheap relative of fuzz/recording_fuzzer.cpp that runs in every build (and under the sanitizers).
     const auto file = temp_file("corrupt.ebtrec");
     const std::vector<std::byte> good = record_one_action(file);
     std::filesystem::remove(file);
@@ -357,7 +357,7 @@ TEST_CASE("replay: every one-byte corruption of a recording replays, diverges or
 }
 
 TEST_CASE("replay: a value that is not one of its type (a bool byte of 32) is refused, not stored") {
-    // Found by fuzz/recording_fuzz.cpp: raw bytes went into a shared blackboard's bool.
+    // Found by fuzz/recording_fuzzer.cpp: raw bytes went into a shared blackboard's bool.
     debug::io::ByteWriter w;
     w.header(std::string_view("EBTREC\0\0", 8), 1);
     w.u8(2);  // Shared "squad"

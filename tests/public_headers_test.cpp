@@ -2,8 +2,10 @@
 //   - <ebt/ebt.hpp> (every public header but <ebt/signals.hpp>) includes no Boost header: a source
 //     that builds trees, spawns agents and writes blackboards does not compile Boost.Signals2;
 //   - the engine's hooks are not callable from game code: Blackboard::mirror and raw_values,
-//     ChangeBus::publish and has_slots, Agent::set_host and tick_numbered are reached through
-//     detail::EngineAccess only.
+//     ChangeBus::publish and has_slots, Agent::set_host and tick_numbered, Tree::data() are reached
+//     through detail::EngineAccess only, and the builder's loader hooks (run-time typed declare_key,
+//     declare_shared_key and port values, attribute, port_literal, last_error) through
+//     detail::BuilderAccess only.
 // Both are checked when this file compiles: a Boost header reached through <ebt/ebt.hpp>, or a hook
 // made public again, breaks the build of the tests.
 #include <ebt/ebt.hpp>
@@ -33,6 +35,22 @@ template <class Bus> concept can_ask_has_slots = requires(const Bus& bus) { bus.
 template <class A> concept can_set_host = requires(A& a) { a.set_host(nullptr, std::uint32_t{0}); };
 template <class A> concept can_tick_numbered = requires(A& a) { a.tick_numbered(std::uint64_t{0}, Duration{0}); };
 
+template <class T> concept can_read_tree_data = requires(const T& t) { t.data(); };
+template <class B> concept can_declare_key_by_type_info = requires(B& b) { b.declare_key(std::string(), type_of<int>(), nullptr); };
+template <class B> concept can_declare_shared_key_by_type_info =
+    requires(B& b) { b.declare_shared_key(std::string(), std::string(), type_of<int>(), nullptr); };
+template <class B> concept can_give_raw_port_value = requires(B& b) { b.port_value_raw(std::string(), type_of<int>(), nullptr); };
+template <class B> concept can_keep_attribute = requires(B& b) { b.attribute(std::string(), std::string()); };
+template <class B> concept can_record_port_literal = requires(B& b) { b.port_literal(std::string(), std::string()); };
+template <class B> concept can_read_last_error = requires(const B& b) { b.last_error(); };
+
+static_assert(!can_read_tree_data<Tree>);
+static_assert(!can_declare_key_by_type_info<TreeBuilder>);
+static_assert(!can_declare_shared_key_by_type_info<TreeBuilder>);
+static_assert(!can_give_raw_port_value<TreeBuilder>);
+static_assert(!can_keep_attribute<TreeBuilder>);
+static_assert(!can_record_port_literal<TreeBuilder>);
+static_assert(!can_read_last_error<TreeBuilder>);
 static_assert(!can_mirror<Blackboard>);
 static_assert(!can_read_raw_values<Blackboard>);
 static_assert(!can_publish<ChangeBus>);
@@ -45,6 +63,10 @@ template <class Bus> concept can_subscribe = requires(Bus& bus) { bus.subscribe(
 template <class Bus> concept can_count_slot_errors = requires(const Bus& bus) { bus.slot_errors(); };
 static_assert(can_subscribe<ChangeBus>);
 static_assert(can_count_slot_errors<ChangeBus>);
+template <class B> concept can_declare_typed_key = requires(B& b) { b.template key<int>(std::string(), 0); };
+template <class B> concept can_give_typed_port_value = requires(B& b) { b.port_value(std::string(), 1.0f); };
+static_assert(can_declare_typed_key<TreeBuilder>);
+static_assert(can_give_typed_port_value<TreeBuilder>);
 
 }  // namespace
 

@@ -191,6 +191,8 @@ TEST_CASE("xml limits: save() refuses every tree load() would refuse, with the s
     ActionSpec wide_action = test::running_action();
     for (int i = 0; i < 256; ++i) wide_action.ports.push_back(input_port<int>("p" + std::to_string(i)));
     CHECK_THROWS_AS(wide_reg.add_action("Wide", wide_action), BuildError);
-    CHECK(save_error(TreeBuilder("t", reg).action("Patrol").attribute("_x", std::string("\0", 1)).end()) ==
+    TreeBuilder nul("t", reg);
+    detail::BuilderAccess::attribute(nul.action("Patrol"), "_x", std::string("\0", 1));
+    CHECK(save_error(nul.end()) ==
           "cannot save tree 't', node /Action 'Patrol': kept attribute '_x' contains a NUL character, which XML cannot hold");
 }

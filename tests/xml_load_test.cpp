@@ -205,17 +205,18 @@ TEST_CASE("xml: keys are inferred from their uses unless a <Blackboard> declares
 
 // ---- the builder additions the loader uses -------------------------------------------------------------
 
-TEST_CASE("builder: Threshold, declare_key, attribute, port_literal, last_error") {
+TEST_CASE("builder: Threshold, and the loader's hooks: declare_key, attribute, port_literal, last_error") {
+    using detail::BuilderAccess;
     const Registry reg = make_registry();
     // Threshold mixes "all" and counts; Policy converts.
-    const Tree t = TreeBuilder("t", reg)
-                       .declare_key("target", type_of<int>())
-                       .parallel(Threshold::all(), Threshold::count(2))
-                           .action("Patrol").attribute("_note", "kept")
-                           .action("Attack").port_literal("target", "3")
-                           .monitor(Threshold::one(), Policy::RequireAll).action("Patrol").back()
-                       .back()
-                       .end();
+    TreeBuilder tb("t", reg);
+    BuilderAccess::declare_key(tb, "target", type_of<int>());
+    tb.parallel(Threshold::all(), Threshold::count(2)).action("Patrol");
+    BuilderAccess::attribute(tb, "_note", "kept");
+    tb.action("Attack");
+    BuilderAccess::port_literal(tb, "target", "3");
+    tb.monitor(Threshold::one(), Policy::RequireAll).action("Patrol").back().back();
+    const Tree t = tb.end();
     CHECK(data_of(t).node(0).count == 3);
     CHECK(data_of(t).node(0).count2 == 2);
     CHECK(data_of(t).node(3).count == 1);
@@ -224,16 +225,20 @@ TEST_CASE("builder: Threshold, declare_key, attribute, port_literal, last_error"
     CHECK(data_of(t).source[2].literals == std::vector<std::pair<std::string, std::string>>{{"target", "3"}});
     CHECK_THROWS_WITH_AS(TreeBuilder("t").parallel(Threshold::count(0), Threshold::all()),
                          "tree 't', at /: Parallel thresholds must be >= 1", BuildError);
-    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).key<int>("target").action("Attack").port_literal("tgt", "1"),
-                         "tree 't', at /: Action 'Attack' has no port 'tgt'", BuildError);
-    CHECK_THROWS_WITH_AS(TreeBuilder("t").always_success().port_literal("x", "1"),
+    TreeBuilder attack("t", reg);
+    attack.key<int>("target").action("Attack");
+    CHECK_THROWS_WITH_AS(BuilderAccess::port_literal(attack, "tgt", "1"), "tree 't', at /: Action 'Attack' has no port 'tgt'",
+                         BuildError);
+    TreeBuilder leaf("t");
+    leaf.always_success();
+    CHECK_THROWS_WITH_AS(BuilderAccess::port_literal(leaf, "x", "1"),
                          "tree 't', at /: port_literal() applies to an action or a registered condition node", BuildError);
     // last_error: the node an error is about (in the order nodes were added) and the bare problem.
     TreeBuilder b("t");
     b.key<bool>("a").sequence().always_success().sequence().check("a").always_success().back();
     CHECK_THROWS_AS(b.abort(AbortMode::LowerPriority), BuildError);
-    CHECK(b.last_error().node == 2);
-    CHECK(b.last_error().problem == "abort mode LowerPriority needs lower-priority siblings, but the parent is Sequence");
+    CHECK(BuilderAccess::last_error(b).node == 2);
+    CHECK(BuilderAccess::last_error(b).problem == "abort mode LowerPriority needs lower-priority siblings, but the parent is Sequence");
     // Ports are InOut unless declared otherwise.
     CHECK(port<int>("p").direction == PortDirection::InOut);
     CHECK(input_port<int>("p").direction == PortDirection::In);

@@ -40,8 +40,12 @@ public:
         u8(static_cast<std::uint8_t>(v));
     }
     void raw(const void* data, std::size_t size) {
-        const auto* p = static_cast<const std::byte*>(data);
-        bytes_.insert(bytes_.end(), p, p + size);
+        // resize + memcpy rather than insert: GCC 12 at -O2 reports false -Warray-bounds and
+        // -Wstringop-overflow on vector<std::byte>::insert of a range inlined here.
+        if (size == 0) return;
+        const std::size_t at = bytes_.size();
+        bytes_.resize(at + size);
+        std::memcpy(bytes_.data() + at, data, size);
     }
     void string(std::string_view s) {
         varint(s.size());

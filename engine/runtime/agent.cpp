@@ -369,33 +369,30 @@ AgentHandle ActionContext::agent_handle() const {
     return agent_->host_->handle_of(agent_->host_slot_);
 }
 
-namespace {
-/// "range (float), target (int)": a spec's ports for error messages.
-std::string port_list(const PortSpec* ports, std::size_t count) {
+std::string detail::NodePorts::describe() const {
     if (count == 0) return "it has no ports";
     std::string s = "its ports: ";
     for (std::size_t i = 0; i < count; ++i) {
         if (i) s += ", ";
-        s += "'" + ports[i].name + "' (" + (ports[i].type ? ports[i].type->name : "?") + ")";
+        s += "'" + specs[i].name + "' (" + (specs[i].type ? specs[i].type->name : "?") + ")";
     }
     return s;
 }
-}  // namespace
 
 void ActionContext::no_such_port(const PortName& port) const {
     throw UsageError("action '" + agent_->tree().label(node_) + "' has no port '" + std::string(port.text) + "' (" +
-                     port_list(ports_, binding_count_) + ")");
+                     ports_.describe() + ")");
 }
 
 void ConditionContext::no_such_port(const PortName& port) const {
-    throw UsageError("condition has no port '" + std::string(port.text) + "' (" + port_list(ports_, binding_count_) + ")");
+    throw UsageError("condition has no port '" + std::string(port.text) + "' (" + ports_.describe() + ")");
 }
 
-KeyId ActionContext::binding(std::size_t i) const {
-    if (i >= binding_count_)
-        throw UsageError("action port " + std::to_string(i) + " does not exist (the action declares " +
-                         std::to_string(binding_count_) + " ports)");
-    return bindings_[i];
+KeyId detail::NodePorts::at(std::size_t i, const char* owner) const {
+    if (i >= count)
+        throw UsageError(std::string(owner) + " port " + std::to_string(i) + " does not exist (the " + owner + " declares " +
+                         std::to_string(count) + " ports)");
+    return bindings[i];
 }
 
 void ActionContext::check_memory(std::size_t size, std::size_t align) const {
@@ -412,13 +409,6 @@ ResumeHandle ActionContext::suspend() const {
     rt.set(node_, detail::kSuspended);
     const AgentHandle in_world = agent_->host_ ? agent_->host_->handle_of(agent_->host_slot_) : AgentHandle{};
     return ResumeHandle{in_world, agent_->serial_, node_, rt.run_id(node_)};
-}
-
-KeyId ConditionContext::binding(std::size_t i) const {
-    if (i >= binding_count_)
-        throw UsageError("condition port " + std::to_string(i) + " does not exist (the condition declares " +
-                         std::to_string(binding_count_) + " ports)");
-    return bindings_[i];
 }
 
 }  // namespace ebt

@@ -61,9 +61,7 @@ ActionContext Runtime::action_context(NodeIndex n) {
     ActionContext ctx;
     ctx.agent_ = &a;
     ctx.node_ = n;
-    ctx.bindings_ = t.bindings.data() + d.first_binding;
-    ctx.binding_count_ = d.binding_count;
-    ctx.ports_ = t.actions[d.action]->ports.data();
+    ctx.ports_ = {t.bindings.data() + d.first_binding, t.actions[d.action]->ports.data(), d.binding_count};
     ctx.dt_ = dt;
     ctx.memory_ = b + d.memory_offset + 8;
     ctx.memory_size_ = t.actions[d.action]->memory_bytes;
@@ -131,11 +129,9 @@ bool Runtime::eval_predicate(PredRange range, NodeIndex owner) {
             ctx.agent_ = &a;
             ctx.blackboard_ = &a.blackboard_;
             ctx.now_ = a.clock_;
-            ctx.bindings_ = t.bindings.data() + use.first_binding;
-            ctx.binding_count_ = use.binding_count;
             bool v = false;
             const auto& spec = *t.conditions[use.spec];
-            ctx.ports_ = spec.ports.data();
+            ctx.ports_ = {t.bindings.data() + use.first_binding, spec.ports.data(), use.binding_count};
             // A throwing condition counts as false; the error is reported at the node being evaluated.
             try {
                 v = spec.evaluate(ctx);

@@ -1,5 +1,5 @@
 // TreeBuilder: collects the source form of a tree (keys, nodes, modifiers) and hands it to the
-// compiler (compiler.cpp) at end(). The Impl helpers it shares with subtree.cpp and compiler.cpp
+// compiler (compiler.cpp) at end(). The BuilderState helpers it shares with subtree.cpp and compiler.cpp
 // are defined here (builder_internal.hpp).
 #include "tree/builder_internal.hpp"
 #include "tree/node_path.hpp"
@@ -36,7 +36,7 @@ using detail::describe_source;
 
 // ---- Builder state -----------------------------------------------------------------------------
 
-std::string TreeBuilder::Impl::path(std::int32_t index) const {
+std::string detail::BuilderState::path(std::int32_t index) const {
     std::vector<detail::PathLevel> levels;
     for (std::int32_t i = index; i >= 0; i = parents[i]) {
         const SourceNode& n = nodes[i];
@@ -51,17 +51,17 @@ std::string TreeBuilder::Impl::path(std::int32_t index) const {
     return detail::format_node_path(levels, detail::PathLength::Short);
 }
 
-void TreeBuilder::Impl::fail(std::int32_t index, const std::string& what) const {
+void detail::BuilderState::fail(std::int32_t index, const std::string& what) const {
     error = {index, what};
     throw BuildError("tree '" + name + "', node " + path(index) + ": " + what);
 }
 
-void TreeBuilder::Impl::fail_here(const std::string& what) const {
+void detail::BuilderState::fail_here(const std::string& what) const {
     error = {open.empty() ? -1 : static_cast<std::int32_t>(open.back()), what};
     throw BuildError("tree '" + name + "', at " + (open.empty() ? std::string("/") : path(open.back())) + ": " + what);
 }
 
-std::uint32_t TreeBuilder::Impl::add(SourceNode node) {
+std::uint32_t detail::BuilderState::add(SourceNode node) {
     if (ended) fail_here("the builder was already ended");
     std::int32_t parent = -1;
     if (open.empty()) {
@@ -87,18 +87,18 @@ std::uint32_t TreeBuilder::Impl::add(SourceNode node) {
     return index;
 }
 
-std::string TreeBuilder::Impl::depth_problem(const std::string& what) {
+std::string detail::BuilderState::depth_problem(const std::string& what) {
     return "nodes nested too deeply: " + what + " (at most " + std::to_string(limits::kMaxDepth) + " levels)";
 }
 
-SourceNode& TreeBuilder::Impl::last(const char* modifier) {
+SourceNode& detail::BuilderState::last(const char* modifier) {
     if (last_added < 0) fail_here(std::string(modifier) + "() needs a node to apply to; add one first");
     return nodes[last_added];
 }
 
 // Every port's key: the one given, else the port's default (a key, or a private constant declared
 // here and recorded in `literals` as the port's literal), else the key named like the port.
-Bindings TreeBuilder::Impl::resolve_bindings(const std::vector<PortSpec>& ports, const Bindings& given,
+Bindings detail::BuilderState::resolve_bindings(const std::vector<PortSpec>& ports, const Bindings& given,
                                               const std::string& what, std::vector<std::pair<std::string, std::string>>* literals) {
     for (const auto& binding : given) {
         const std::string& port_name = binding.first;  // (clang 14 cannot capture a structured binding)
@@ -118,7 +118,7 @@ Bindings TreeBuilder::Impl::resolve_bindings(const std::vector<PortSpec>& ports,
 
 // Declares the private constant key for a port left to its value default, named like the XML
 // loader's literal keys ("=port#N", a name no file can refer to).
-std::string TreeBuilder::Impl::default_constant(const PortSpec& p,
+std::string detail::BuilderState::default_constant(const PortSpec& p,
                                                    std::vector<std::pair<std::string, std::string>>* literals) {
     std::string key;
     do key = "=" + p.name + "#" + std::to_string(default_constants++);
@@ -128,7 +128,7 @@ std::string TreeBuilder::Impl::default_constant(const PortSpec& p,
     return key;
 }
 
-std::shared_ptr<const Predicate::Node> TreeBuilder::Impl::resolve(const std::shared_ptr<const Predicate::Node>& n,
+std::shared_ptr<const Predicate::Node> detail::BuilderState::resolve(const std::shared_ptr<const Predicate::Node>& n,
                                                                   std::vector<std::pair<std::string, std::string>>* literals) {
     if (!n) fail_here("empty predicate");
     auto copy = std::make_shared<Predicate::Node>(*n);
@@ -154,7 +154,7 @@ std::shared_ptr<const Predicate::Node> TreeBuilder::Impl::resolve(const std::sha
     return copy;
 }
 
-std::string TreeBuilder::Impl::known_conditions() const {
+std::string detail::BuilderState::known_conditions() const {
     if (!registry) return " (no registry was given to the builder)";
     auto names = registry->condition_names();
     if (names.empty()) return " (the registry has no conditions)";
@@ -162,7 +162,7 @@ std::string TreeBuilder::Impl::known_conditions() const {
     for (auto& n : names) s += " " + n;
     return s + ")";
 }
-std::string TreeBuilder::Impl::known_actions() const {
+std::string detail::BuilderState::known_actions() const {
     if (!registry) return " (no registry was given to the builder)";
     auto names = registry->action_names();
     if (names.empty()) return " (the registry has no actions)";
@@ -173,7 +173,7 @@ std::string TreeBuilder::Impl::known_actions() const {
 
 // ---- TreeBuilder -------------------------------------------------------------------------------
 
-TreeBuilder::TreeBuilder(std::string tree_name, const Registry* registry) : impl_(std::make_unique<Impl>()) {
+TreeBuilder::TreeBuilder(std::string tree_name, const Registry* registry) : impl_(std::make_unique<detail::BuilderState>()) {
     impl_->name = std::move(tree_name);
     impl_->registry = registry;
 }

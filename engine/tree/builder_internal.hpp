@@ -1,10 +1,10 @@
 // What the builder's parts share (private to engine/tree/): node kind families, predicate helpers,
-// and TreeBuilder::Impl, the builder's state.
+// and detail::BuilderState, the builder's state.
 //
 //   predicate.cpp  Predicate and its operators, with the predicate limits (limits.hpp)
-//   builder.cpp    TreeBuilder: keys, nodes, modifiers, back()/end(); the Impl helpers
+//   builder.cpp    TreeBuilder: keys, nodes, modifiers, back()/end(); the BuilderState helpers
 //   subtree.cpp    TreeBuilder::subtree: inlining another tree with its keys remapped
-//   compiler.cpp   TreeBuilder::Impl::compile: source nodes -> TreeData (guards, watchers, layout)
+//   compiler.cpp   BuilderState::compile: source nodes -> TreeData (guards, watchers, layout)
 #pragma once
 
 #include "tree/tree_data.hpp"
@@ -57,14 +57,10 @@ std::string predicate_limit_problem(const Predicate::Node& n, const std::string&
 /// A source node as it appears in a path or a message: "Kind" or "Kind 'label or name'".
 std::string describe_source(const SourceNode& n);
 
-}  // namespace ebt::detail
-
-namespace ebt {
-
 /// The builder's state: the source nodes added so far (in the order they were added: pre-order),
 /// each one's parent, the nodes still open, and the declared keys. Owned by its TreeBuilder; compiled
 /// once by end().
-struct TreeBuilder::Impl {
+struct BuilderState {
     std::string name;
     const Registry* registry = nullptr;
     BlackboardSchema schema;
@@ -115,4 +111,4 @@ struct TreeBuilder::Impl {
     Tree compile();
 };
 
-}  // namespace ebt
+}  // namespace ebt::detail

@@ -21,10 +21,10 @@ using detail::TreeData;
 
 namespace {
 
-/// Compiles one builder's source (TreeBuilder::Impl::compile); used once, then dropped.
+/// Compiles one builder's source (detail::BuilderState::compile); used once, then dropped.
 struct Compiler {
-    explicit Compiler(const TreeBuilder::Impl& source) : src(source) {}
-    const TreeBuilder::Impl& src;
+    explicit Compiler(const detail::BuilderState& source) : src(source) {}
+    const detail::BuilderState& src;
     std::shared_ptr<TreeData> out = std::make_shared<TreeData>();
     std::vector<std::int32_t> source_of;  // compiled node -> source index (for error paths)
     std::vector<std::set<KeyId>> guard_keys;      // per compiled node
@@ -491,7 +491,7 @@ struct Compiler {
 
 }  // namespace
 
-Tree TreeBuilder::Impl::compile() {
+Tree detail::BuilderState::compile() {
     Compiler c(*this);
     c.out->name = name;
     c.out->schema = schema;

@@ -41,7 +41,7 @@ TreeBuilder& TreeBuilder::subtree(const Tree& tree, std::vector<std::pair<std::s
                 deepest = std::max(deepest, depth[c]);
             }
         if (impl_->open.size() + deepest > limits::kMaxDepth)
-            impl_->fail_here(Impl::depth_problem("subtree '" + inner.name + "' (" + std::to_string(deepest) +
+            impl_->fail_here(detail::BuilderState::depth_problem("subtree '" + inner.name + "' (" + std::to_string(deepest) +
                                                  " levels) would reach depth " + std::to_string(impl_->open.size() + deepest)));
     }
     const std::uint32_t use = impl_->subtree_uses++;

@@ -1,5 +1,5 @@
 // Tree accessors, names of the vocabulary types, and the tree listing.
-#include "tree/builder_internal.hpp"
+#include "debug/tree_walk.hpp"
 #include "tree/node_path.hpp"
 #include "tree/tree_data.hpp"
 
@@ -122,18 +122,10 @@ const BlackboardSchema& Tree::schema() const { return data_->schema; }
 std::size_t Tree::state_bytes() const { return data_->layout.engine_bytes; }
 
 std::string Tree::describe() const {
+    // The short form of debug::definition_text (engine/debug/views.cpp): each node's heading, indented.
     std::string out;
-    for (NodeIndex i = 0; i < data_->nodes.size(); ++i) {
-        const auto& d = data_->nodes[i];
-        int depth = 0;
-        for (NodeIndex p = d.parent; p != kNoNode; p = data_->nodes[p].parent) ++depth;
-        out += std::string(static_cast<std::size_t>(depth) * 2, ' ') + std::to_string(i) + " " + to_string(d.kind);
-        if (!d.label.empty()) out += " " + d.label;
-        if (d.guard != 0xFFFF) out += std::string(" [guard, abort ") + to_string(data_->guards[d.guard].mode) + "]";
-        if (const AbortMode children = detail::default_child_abort(d.kind); children != AbortMode::None)
-            out += std::string(" [children abort ") + to_string(children) + "]";
-        out += "\n";
-    }
+    for (NodeIndex i = 0; i < data_->nodes.size(); ++i)
+        out += std::string(static_cast<std::size_t>(debug::walk::depth(*data_, i)) * 2, ' ') + debug::walk::heading(*data_, i) + "\n";
     return out;
 }
 

@@ -3,6 +3,7 @@
 // reporting a builder error at the position of the node it is about. Subtrees are cached per ID.
 #include "xml/loader_session.hpp"
 
+#include <ebt/detail/builder_access.hpp>
 #include <ebt/detail/engine_access.hpp>
 #include <algorithm>
 
@@ -73,8 +74,8 @@ Built Session::build(const std::string& id, const Site& use, const std::string& 
             const void* initial = k.initial.empty() ? nullptr : k.initial.data();
             if (overrides && k.scope.empty() && !k.literal)
                 if (auto it = overrides->find(k.name); it != overrides->end()) initial = it->second.data();
-            if (k.scope.empty()) b.declare_key(k.name, k.type, initial);
-            else b.declare_shared_key(k.scope, k.shared_name, k.type, initial);
+            if (k.scope.empty()) ebt::detail::BuilderAccess::declare_key(b, k.name, k.type, initial);
+            else ebt::detail::BuilderAccess::declare_shared_key(b, k.scope, k.shared_name, k.type, initial);
             if (!k.literal && k.scope.empty()) built.own_keys.emplace_back(k.name, k.type);
         }
         emit(b, root, sites, current);
@@ -83,7 +84,7 @@ Built Session::build(const std::string& id, const Site& use, const std::string& 
     } catch (const LoadError&) {
         throw;
     } catch (const BuildError& e) {
-        const TreeBuilder::ErrorDetail& detail = b.last_error();
+        const TreeBuilder::ErrorDetail& detail = ebt::detail::BuilderAccess::last_error(b);
         std::string problem = e.what();
         const Ir* at = current;
         if (!detail.problem.empty() && ends_with(problem, detail.problem)) {
@@ -142,8 +143,8 @@ void Session::emit(TreeBuilder& b, const Ir& ir, std::vector<const Ir*>& sites, 
     if (ir.precondition) b.precondition(*ir.precondition);
     if (ir.abort) b.abort(*ir.abort);
     else if (ir.inner_abort) b.abort(*ir.inner_abort);
-    for (const auto& [n, v] : ir.attributes) b.attribute(n, v);
-    for (const auto& [port, text] : ir.literals) b.port_literal(port, text);
+    for (const auto& [n, v] : ir.attributes) ebt::detail::BuilderAccess::attribute(b, n, v);
+    for (const auto& [port, text] : ir.literals) ebt::detail::BuilderAccess::port_literal(b, port, text);
 
     for (const auto& c : ir.children) emit(b, c, sites, current);
     if (!ir.children.empty()) {

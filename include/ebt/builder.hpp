@@ -11,7 +11,7 @@
 //       .end();
 //
 // Composites and decorators open a node that collects children until back() closes it; leaves are
-// added to the open node. Modifiers (label, precondition, abort, attribute, port_literal) apply to
+// added to the open node. Modifiers (label, precondition, abort, port_value) apply to
 // the node added last or, right after back(), to the node back() closed:
 //
 //     .sequence().check("enemy_seen").action("Attack").back().abort(ebt::AbortMode::Both)  // the Sequence
@@ -43,6 +43,11 @@
 #include <vector>
 
 namespace ebt {
+
+namespace detail {
+struct BuilderState;   // engine/tree/builder_internal.hpp
+struct BuilderAccess;  // <ebt/detail/builder_access.hpp>
+}  // namespace detail
 
 /// Port-to-key bindings of one node use: {{"port", "key"}, ...}. Unlisted ports bind to the key of
 /// the same name.
@@ -174,12 +179,6 @@ public:
         return declare_shared_key(std::move(scope), std::move(key), type_of<T>(), &copy);
     }
 
-    /// Declares a key whose type is known only at run time (loaders): `initial` points to a value of
-    /// `type` (nullptr: all bytes zero).
-    TreeBuilder& declare_key(std::string name, const TypeInfo* type, const void* initial = nullptr);
-    TreeBuilder& declare_shared_key(std::string scope, std::string key, const TypeInfo* type,
-                                    const void* initial = nullptr);
-
     // ---- composites (close with back()) -----------------------------------------------------
     TreeBuilder& sequence(const NodeOptions& options = {});
     TreeBuilder& filter(const NodeOptions& options = {});
@@ -237,14 +236,6 @@ public:
     TreeBuilder& abort(AbortMode mode);
     /// The node's name in paths, Tree::find and describe().
     TreeBuilder& label(std::string text);
-    /// Keeps a free-form attribute on the node (for tools and file formats, e.g. an XML attribute ebt
-    /// does not interpret, written back when the tree is saved). No effect on behavior.
-    TreeBuilder& attribute(std::string name, std::string value);
-    /// Records that port `port` of the node (an action or a condition) was given as the literal
-    /// `text` in a file: its key is a private constant, and savers write the literal back. No effect
-    /// on behavior; the key must be declared and bound as usual.
-    TreeBuilder& port_literal(std::string port, std::string text);
-
     /// Gives port `port` of the node (an action or a registered condition) the constant `value`
     /// instead of a blackboard key, as a literal does in a file (`speed="3.5"`):
     ///
@@ -257,21 +248,10 @@ public:
     template <class T> TreeBuilder& port_value(std::string port, const T& value) {
         return port_value_raw(std::move(port), type_of<T>(), &value);
     }
-    /// port_value for a value whose type is known only at run time: `value` points to a `type`.
-    TreeBuilder& port_value_raw(std::string port, const TypeInfo* type, const void* value);
 
     // ---- structure -----------------------------------------------------------------------------
     TreeBuilder& back();
     Tree end();
-
-    /// After this builder threw a BuildError: the node the error is about (its index in the order
-    /// nodes were added, subtree nodes included; -1 when none) and the problem without the tree name
-    /// and node path. Lets a loader report the error at its own source position.
-    struct ErrorDetail {
-        std::int32_t node = -1;
-        std::string problem;
-    };
-    const ErrorDetail& last_error() const noexcept;
 
     // BehaviorTree.CPP names (aliases)
     TreeBuilder& fallback(const NodeOptions& options = {}) { return selector(options); }
@@ -279,10 +259,28 @@ public:
     TreeBuilder& retry_until_successful(int attempts) { return retry(attempts); }
     TreeBuilder& sleep(Duration duration) { return wait(duration); }
 
-    struct Impl;
+    /// After this builder threw a BuildError: the node the error is about (its index in the order
+    /// nodes were added, subtree nodes included; -1 when none) and the problem without the tree name
+    /// and node path (read through detail::BuilderAccess::last_error).
+    struct ErrorDetail {
+        std::int32_t node = -1;
+        std::string problem;
+    };
 
 private:
-    std::unique_ptr<Impl> impl_;
+    // The hooks of loaders and tools (the XML loader; a game's own file format), reached through
+    // detail::BuilderAccess (<ebt/detail/builder_access.hpp>): declarations and values whose type is
+    // known only at run time, kept attributes and literal texts, the last error's node.
+    friend struct detail::BuilderAccess;
+    TreeBuilder& declare_key(std::string name, const TypeInfo* type, const void* initial = nullptr);
+    TreeBuilder& declare_shared_key(std::string scope, std::string key, const TypeInfo* type,
+                                    const void* initial = nullptr);
+    TreeBuilder& port_value_raw(std::string port, const TypeInfo* type, const void* value);
+    TreeBuilder& attribute(std::string name, std::string value);
+    TreeBuilder& port_literal(std::string port, std::string text);
+    const ErrorDetail& last_error() const noexcept;
+
+    std::unique_ptr<detail::BuilderState> impl_;
 };
 
 }  // namespace ebt

@@ -117,6 +117,27 @@ struct PortName {
     std::uint64_t hash;
 };
 
+namespace detail {
+/// The ports of one use of an action or a condition as its context sees them: the keys bound to them
+/// and the spec's port declarations, both in the spec's order. Filled by the runtime for each call.
+struct NodePorts {
+    const KeyId* bindings = nullptr;
+    const PortSpec* specs = nullptr;
+    std::size_t count = 0;
+
+    /// The key bound to the port whose name hashes to `name_hash` (PortName::hash), or kNoKey.
+    KeyId find(std::uint64_t name_hash) const noexcept {
+        for (std::size_t i = 0; i < count; ++i)
+            if (specs[i].name_hash == name_hash) return bindings[i];
+        return kNoKey;
+    }
+    /// The key bound to port `i`; UsageError naming `owner` ("action", "condition") when there is none.
+    KeyId at(std::size_t i, const char* owner) const;
+    /// "its ports: 'range' (float), 'target' (int)" or "it has no ports", for error messages.
+    std::string describe() const;
+};
+}  // namespace detail
+
 /// What an action's callables see. Valid only during the call.
 class ActionContext {
 public:
@@ -137,16 +158,16 @@ public:
     NodeIndex node() const noexcept { return node_; }
 
     /// Reads the key bound to port `i` (ports in the order the spec declared them).
-    template <class T> const T& in(std::size_t i) const { return blackboard().get(Key<T>{binding(i)}); }
+    template <class T> const T& in(std::size_t i) const { return blackboard().get(Key<T>{ports_.at(i, "action")}); }
     /// Writes the key bound to port `i`; returns true when the value changed.
-    template <class T> bool out(std::size_t i, const T& value) const { return blackboard().set(Key<T>{binding(i)}, value); }
+    template <class T> bool out(std::size_t i, const T& value) const {
+        return blackboard().set(Key<T>{ports_.at(i, "action")}, value);
+    }
     /// Reads the key bound to the port called `port`. An unknown name throws UsageError listing the
     /// action's ports (inside a tick: the node fails, reported as an Error event).
-    template <class T> const T& in(PortName port) const { return blackboard().get(Key<T>{bindings_[port_index(port)]}); }
+    template <class T> const T& in(PortName port) const { return blackboard().get(Key<T>{named(port)}); }
     /// Writes the key bound to the port called `port`; returns true when the value changed.
-    template <class T> bool out(PortName port, const T& value) const {
-        return blackboard().set(Key<T>{bindings_[port_index(port)]}, value);
-    }
+    template <class T> bool out(PortName port, const T& value) const { return blackboard().set(Key<T>{named(port)}, value); }
 
     /// This node's per-agent user memory (ActionSpec::memory_bytes bytes, zeroed when the run starts).
     template <class T> T& memory() const {
@@ -162,11 +183,10 @@ public:
 private:
     friend class Agent;
     friend struct detail::Runtime;
-    KeyId binding(std::size_t i) const;
-    std::size_t port_index(const PortName& port) const {
-        for (std::size_t i = 0; i < binding_count_; ++i)
-            if (ports_[i].name_hash == port.hash) return i;
-        no_such_port(port);
+    KeyId named(const PortName& port) const {
+        const KeyId key = ports_.find(port.hash);
+        if (key == kNoKey) [[unlikely]] no_such_port(port);
+        return key;
     }
     [[noreturn]] void no_such_port(const PortName& port) const;
     void check_memory(std::size_t size, std::size_t align) const;
@@ -174,9 +194,7 @@ private:
 
     Agent* agent_ = nullptr;
     NodeIndex node_ = kNoNode;
-    const KeyId* bindings_ = nullptr;
-    const PortSpec* ports_ = nullptr;  // the spec's ports, one per binding
-    std::size_t binding_count_ = 0;
+    detail::NodePorts ports_;
     std::byte* memory_ = nullptr;
     std::size_t memory_size_ = 0;
     Duration dt_{0};
@@ -187,10 +205,10 @@ class ConditionContext {
 public:
     const Blackboard& blackboard() const noexcept { return *blackboard_; }
     TimePoint now() const noexcept { return now_; }
-    template <class T> const T& in(std::size_t i) const { return blackboard_->get(Key<T>{binding(i)}); }
+    template <class T> const T& in(std::size_t i) const { return blackboard_->get(Key<T>{ports_.at(i, "condition")}); }
     /// Reads the key bound to the port called `port` (see ActionContext::in). An unknown name throws
     /// UsageError; inside a tick the condition counts as false and the error is reported.
-    template <class T> const T& in(PortName port) const { return blackboard_->get(Key<T>{bindings_[port_index(port)]}); }
+    template <class T> const T& in(PortName port) const { return blackboard_->get(Key<T>{named(port)}); }
     /// The agent's user pointer as a T (see ActionContext::user). A condition that reads its NPC
     /// rather than only its ports reads the world: give it a ConditionSpec::recheck_interval.
     template <class T> const T& user() const {
@@ -200,11 +218,10 @@ public:
 private:
     friend class Agent;
     friend struct detail::Runtime;
-    KeyId binding(std::size_t i) const;
-    std::size_t port_index(const PortName& port) const {
-        for (std::size_t i = 0; i < binding_count_; ++i)
-            if (ports_[i].name_hash == port.hash) return i;
-        no_such_port(port);
+    KeyId named(const PortName& port) const {
+        const KeyId key = ports_.find(port.hash);
+        if (key == kNoKey) [[unlikely]] no_such_port(port);
+        return key;
     }
     [[noreturn]] void no_such_port(const PortName& port) const;
     const void* user_object(std::uint16_t type) const;
@@ -212,9 +229,7 @@ private:
     const Agent* agent_ = nullptr;
     const Blackboard* blackboard_ = nullptr;
     TimePoint now_ = 0;
-    const KeyId* bindings_ = nullptr;
-    const PortSpec* ports_ = nullptr;  // the spec's ports, one per binding
-    std::size_t binding_count_ = 0;
+    detail::NodePorts ports_;
 };
 
 struct ActionSpec {

@@ -20,6 +20,7 @@ namespace ebt {
 namespace detail {
 struct TreeData;
 struct EngineAccess;
+struct BuilderState;
 }
 
 enum class NodeKind : std::uint8_t {
@@ -147,6 +148,7 @@ public:
 
 private:
     friend class TreeBuilder;
+    friend struct detail::BuilderState;  // compiles a builder's source into a Tree
     friend struct detail::EngineAccess;  // the compiled definition, for the engine and its tools
     const detail::TreeData& data() const { return *data_; }
     explicit Tree(std::shared_ptr<const detail::TreeData> data) : data_(std::move(data)) {}

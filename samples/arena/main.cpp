@@ -7,9 +7,13 @@
 // which is the same in polling and event mode for the same seed.
 //
 //   ebt_arena [--agents N] [--seconds S] [--hz H] [--seed N] [--mode poll|event] [--lod on|off]
-//             [--realtime] [--trace N] [--svg FILE] [--record FILE]
+//             [--realtime] [--trace N] [--svg FILE] [--view N] [--dot FILE]
+//             [--log FILE [--log-agents N,M,...]] [--inspect PORT] [--record FILE]
 #include "arena_scenario.hpp"
 
+#include <ebt/debug/inspector.hpp>
+#include <ebt/debug/trace_log.hpp>
+#include <ebt/debug/views.hpp>
 #if EBT_HAS_XML
 #include <ebt/debug/record.hpp>
 #endif
@@ -18,6 +22,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -51,9 +56,17 @@ void usage(std::FILE* out, const char* argv0) {
                  "  --trace N        print guard N's lifecycle trace, one line per frame: frame node-label:event\n"
                  "                   (frames where it only updates its running action are left out)\n"
                  "  --svg FILE       write an SVG picture of the arena at the end\n"
+                 "  --view N         print guard N's tree with its live state at the end (debug::agent_text)\n"
+                 "  --dot FILE       write that guard's live tree as Graphviz DOT at the end (guard 0 without\n"
+                 "                   --view; render it with: dot -Tpng FILE -o tree.png)\n"
+                 "  --log FILE       write a trace log of the run (every event and blackboard change of the\n"
+                 "                   guards) to FILE; read it with ebt_trace FILE\n"
+                 "  --log-agents N,M only these guards in the log (default: all)\n"
                  "  --tree FILE      load the guards' tree from a BehaviorTree.CPP v4 XML file\n"
                  "  --record FILE    record the run for ebt_replay (docs/debugging.md, \"Record and replay\")\n"
                  "                   (default: built in; samples/arena.xml is the same tree)\n"
+                 "  --inspect PORT   serve the live inspector on http://127.0.0.1:PORT/ (0: a free port) and run\n"
+                 "                   in real time until Ctrl-C (or --seconds, when given)\n"
                  "  -h, --help       this help\n",
                  argv0);
 }
@@ -132,6 +145,9 @@ struct FrameTrace : TraceListener {
     }
 };
 
+volatile std::sig_atomic_t g_interrupted = 0;  // Ctrl-C while inspecting: finish the run
+extern "C" void on_interrupt(int) { g_interrupted = 1; }
+
 double ms(std::chrono::nanoseconds d) { return static_cast<double>(d.count()) * 1e-6; }
 
 /// Median and maximum of a small sample (sorts it).
@@ -151,6 +167,12 @@ int main(int argc, char** argv) {
     long long trace_guard = -1;
     std::string svg;
     std::string record;
+    long long view_guard = -1;
+    std::string dot;
+    std::string log_file;
+    std::vector<long long> log_guards;
+    long long inspect_port = -1;
+    bool seconds_given = false;
     for (int i = 1; i < argc; ++i) {
         const std::string opt = argv[i];
         const auto value = [&]() -> const char* {
@@ -164,6 +186,7 @@ int main(int argc, char** argv) {
             config.agents = static_cast<int>(parse_int(argv0, "--agents", value(), 1, 5'000'000));
         } else if (opt == "--seconds") {
             sim_seconds = parse_real(argv0, "--seconds", value(), 0.001, 1e6);
+            seconds_given = true;
         } else if (opt == "--hz") {
             config.hz = parse_real(argv0, "--hz", value(), 0.1, 10'000);
         } else if (opt == "--seed") {
@@ -194,9 +217,29 @@ int main(int argc, char** argv) {
 #if !EBT_HAS_XML
             fail(argv0, "--record: this build of ebt has no XML support (configured with -DEBT_XML=OFF)");
 #endif
+        } else if (opt == "--inspect") {
+            inspect_port = parse_int(argv0, "--inspect", value(), 0, 65535);
         } else if (opt == "--svg") {
             svg = value();
             if (svg.empty()) fail(argv0, "--svg needs a file name");
+        } else if (opt == "--view") {
+            view_guard = parse_int(argv0, "--view", value(), 0, 5'000'000);
+        } else if (opt == "--dot") {
+            dot = value();
+            if (dot.empty()) fail(argv0, "--dot needs a file name");
+        } else if (opt == "--log") {
+            log_file = value();
+            if (log_file.empty()) fail(argv0, "--log needs a file name");
+        } else if (opt == "--log-agents") {
+            const std::string list = value();
+            std::size_t from = 0;
+            while (true) {
+                const std::size_t comma = list.find(',', from);
+                const std::string item = list.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+                log_guards.push_back(parse_int(argv0, "--log-agents", item.c_str(), 0, 5'000'000));
+                if (comma == std::string::npos) break;
+                from = comma + 1;
+            }
         } else {
             fail(argv0, "unknown option '" + opt + "'");
         }
@@ -204,6 +247,20 @@ int main(int argc, char** argv) {
     if (trace_guard >= config.agents)
         fail(argv0, "--trace " + std::to_string(trace_guard) + ": there are only " + std::to_string(config.agents) +
                         " guards (0 to " + std::to_string(config.agents - 1) + ")");
+
+    if (view_guard >= config.agents)
+        fail(argv0, "--view " + std::to_string(view_guard) + ": there are only " + std::to_string(config.agents) +
+                        " guards (0 to " + std::to_string(config.agents - 1) + ")");
+    if (!dot.empty()) {  // fail now rather than after the run
+        std::FILE* probe = std::fopen(dot.c_str(), "w");
+        if (!probe) fail(argv0, "--dot: cannot write '" + dot + "': " + std::strerror(errno));
+        std::fclose(probe);
+    }
+    if (!log_guards.empty() && log_file.empty()) fail(argv0, "--log-agents needs --log FILE");
+    for (const long long g : log_guards)
+        if (g >= config.agents)
+            fail(argv0, "--log-agents " + std::to_string(g) + ": there are only " + std::to_string(config.agents) +
+                            " guards (0 to " + std::to_string(config.agents - 1) + ")");
 
     if (!svg.empty()) {  // fail now rather than after the run
         std::FILE* probe = std::fopen(svg.c_str(), "w");
@@ -239,18 +296,53 @@ int main(int argc, char** argv) {
     }
     Arena& arena = *holder;
     tracer.tree = &arena.tree();
+    std::optional<debug::TraceLogWriter> log;
+    if (!log_file.empty()) {
+        debug::TraceLogOptions options;
+        for (const long long g : log_guards) options.agents.push_back(arena.handle(static_cast<int>(g)));
+        try {
+            log.emplace(log_file, options);
+        } catch (const std::exception& e) {
+            fail(argv0, std::string("--log: ") + e.what());
+        }
+        log->attach(arena.world());
+    }
     const double setup_ms = ms(std::chrono::steady_clock::now() - setup_start);
+
+    // The live inspector: real time, and no end unless --seconds was given.
+    std::optional<debug::Inspector> inspector;
+    if (inspect_port >= 0) {
+        try {
+            inspector.emplace(arena.world(), debug::InspectorOptions{.port = static_cast<std::uint16_t>(inspect_port)});
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: error: --inspect: %s\n", argv0, e.what());
+            return 2;
+        }
+        realtime = true;
+        if (!seconds_given) sim_seconds = 1e6;
+        std::signal(SIGINT, on_interrupt);
+        std::signal(SIGTERM, on_interrupt);
+    }
 
     const std::uint64_t frame_us = static_cast<std::uint64_t>(std::max<long long>(1, std::llround(1e6 / config.hz)));
     const auto frames = static_cast<std::uint64_t>(std::max<long long>(1, std::llround(sim_seconds * 1e6 / static_cast<double>(frame_us))));
 
-    std::printf("ebt %s arena: %d guards in %d squads, %d intruders, %.6g s at %g Hz (%llu frames), seed %llu, "
+    char length[64];  // "60 s at 20 Hz (1200 frames)", or "until stopped at 20 Hz" when inspecting without --seconds
+    if (inspector && !seconds_given) std::snprintf(length, sizeof length, "until stopped at %g Hz", config.hz);
+    else
+        std::snprintf(length, sizeof length, "%.6g s at %g Hz (%llu frames)", sim_seconds, config.hz,
+                      static_cast<unsigned long long>(frames));
+    std::printf("ebt %s arena: %d guards in %d squads, %d intruders, %s, seed %llu, "
                 "%s mode, LOD %s%s\n",
-                version_string(), config.agents, arena.squads(), arena.intruders(), sim_seconds, config.hz,
-                static_cast<unsigned long long>(frames), static_cast<unsigned long long>(config.seed),
+                version_string(), config.agents, arena.squads(), arena.intruders(), length,
+                static_cast<unsigned long long>(config.seed),
                 config.mode == Mode::Polling ? "poll" : "event", config.lod ? "on" : "off",
                 realtime ? ", real time" : "");
-    std::printf("arena %.0f x %.0f units; world set up in %.1f ms\n\n", arena.width(), arena.height(), setup_ms);
+    std::printf("arena %.0f x %.0f units; world set up in %.1f ms\n", arena.width(), arena.height(), setup_ms);
+    if (inspector)
+        std::printf("inspector: %s  (Ctrl-C to stop%s)\n", inspector->url().c_str(),
+                    seconds_given ? ", or at the end of --seconds" : "");
+    std::printf("\n");
     std::printf("%7s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "time s", "patrol", "respond", "attack", "flee",
                 "intruders", "alarms", "events", "AI ms", "AI ms", "sim ms");
     std::printf("%7s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "", "", "", "", "", "", "", "handled", "median",
@@ -258,12 +350,21 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
 
     std::vector<double> ai_ms, sim_ms, all_ai_ms;
-    all_ai_ms.reserve(frames);
+    all_ai_ms.reserve(std::min<std::uint64_t>(frames, 1'000'000));
     std::uint64_t second_events = 0, total_events = 0, total_guards = 0, total_updates = 0;
     double total_ai = 0, total_sim = 0;
     const auto start = std::chrono::steady_clock::now();
-    for (std::uint64_t f = 0; f < frames; ++f) {
+    std::uint64_t ticks = 0;  // real-time frame slots passed (paused ones included)
+    std::uint64_t f = 0;
+    for (; f < frames && !g_interrupted; ++f) {
+        if (inspector) {
+            // Paused: keep serving at the frame rate without stepping.
+            while (!inspector->before_frame() && !g_interrupted)
+                std::this_thread::sleep_until(start + std::chrono::microseconds(++ticks * frame_us));
+            if (g_interrupted) break;
+        }
         const scenarios::ArenaFrame fr = arena.step();
+        if (inspector) inspector->after_frame(fr.ai);
         tracer.flush();
         const double a = ms(fr.ai.wall_time), s = ms(fr.sim_time);
         ai_ms.push_back(a);
@@ -290,16 +391,17 @@ int main(int argc, char** argv) {
             sim_ms.clear();
             second_events = 0;
         }
-        if (realtime) std::this_thread::sleep_until(start + std::chrono::microseconds((f + 1) * frame_us));
+        if (realtime) std::this_thread::sleep_until(start + std::chrono::microseconds(++ticks * frame_us));
     }
+    const std::uint64_t frames_run = f;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     const scenarios::ArenaCounts c = arena.counts();
     const scenarios::ArenaTotals& t = arena.totals();
     const auto [ai_med, ai_max] = median_max(all_ai_ms);
-    const double simulated = static_cast<double>(frames * frame_us) * 1e-6;
+    const double simulated = static_cast<double>(frames_run * frame_us) * 1e-6;
     std::printf("\ndone: %llu frames, %.1f simulated s in %.2f wall s (%.1fx real time)\n",
-                static_cast<unsigned long long>(frames), simulated, wall, wall > 0 ? simulated / wall : 0.0);
+                static_cast<unsigned long long>(frames_run), simulated, wall, wall > 0 ? simulated / wall : 0.0);
     std::printf("  AI (World::step):  %.2f s in all; per frame median %.3f ms, worst %.3f ms\n", total_ai * 1e-3,
                 ai_med, ai_max);
     std::printf("                     %llu events handled, %llu guard evaluations, %llu leaf updates\n",
@@ -315,6 +417,16 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(arena.hash()),
                 static_cast<unsigned long long>(arena.world().state_hash()),
                 static_cast<unsigned long long>(arena.sim_hash()));
+    if (log) {
+        try {
+            log->close();
+            std::printf("  trace log:         %s (%llu records, %llu bytes; read it with ebt_trace)\n", log_file.c_str(),
+                        static_cast<unsigned long long>(log->records()), static_cast<unsigned long long>(log->bytes_written()));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: error: %s\n", argv0, e.what());
+            return 1;
+        }
+    }
 #if EBT_HAS_XML
     if (recorder) {
         try {
@@ -334,6 +446,20 @@ int main(int argc, char** argv) {
         } catch (const std::exception& e) {
             std::fprintf(stderr, "%s: error: %s\n", argv0, e.what());
             return 1;
+        }
+    }
+    if (view_guard >= 0 || !dot.empty()) {
+        const int guard = static_cast<int>(std::max(view_guard, 0LL));
+        const Agent& agent = arena.world().at(arena.handle(guard));
+        if (view_guard >= 0) std::printf("\nguard %d:\n%s", guard, debug::agent_text(agent).c_str());
+        if (!dot.empty()) {
+            std::FILE* out = std::fopen(dot.c_str(), "w");
+            const std::string graph = debug::agent_dot(agent);
+            if (!out || std::fwrite(graph.data(), 1, graph.size(), out) != graph.size() || std::fclose(out) != 0) {
+                std::fprintf(stderr, "%s: error: --dot: cannot write '%s'\n", argv0, dot.c_str());
+                return 1;
+            }
+            std::printf("  guard %d's tree:   %s\n", guard, dot.c_str());
         }
     }
     return 0;

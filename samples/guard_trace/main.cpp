@@ -2,12 +2,16 @@
 //
 // One guard agent per mode (polling and event-driven) runs the same script of world changes; the
 // program prints each frame's lifecycle trace (identical in both modes, checked) and how many guards
-// each mode evaluated. Exit code 0 when the traces match, 1 otherwise.
+// each mode evaluated. At the end it compares the two agents' live tree views (debug::agent_text).
+// Exit code 0 when the traces and the views match, 1 otherwise.
 //
-//   ebt_guard_trace [--frames N] [--all]
+//   ebt_guard_trace [--frames N] [--all] [--dot FILE]
 //     --frames N  how many frames to run (default 16)
 //     --all       also print guard and condition evaluations of the event-mode agent
+//     --dot FILE  write the guard's live tree at the end as Graphviz DOT (debug::agent_dot)
 #include "guard_scenario.hpp"
+
+#include <ebt/debug/views.hpp>
 
 #include <cstdio>
 #include <cstdlib>
@@ -66,9 +70,10 @@ struct Change {
 };
 
 void usage(const char* argv0) {
-    std::printf("usage: %s [--frames N] [--all]\n"
+    std::printf("usage: %s [--frames N] [--all] [--dot FILE]\n"
                 "  --frames N  frames to run (default 16, at 20 Hz)\n"
-                "  --all       also print the event-mode agent's guard evaluations\n",
+                "  --all       also print the event-mode agent's guard evaluations\n"
+                "  --dot FILE  write the guard's live tree at the end as Graphviz DOT (render: dot -Tpng FILE)\n",
                 argv0);
 }
 
@@ -77,6 +82,7 @@ void usage(const char* argv0) {
 int main(int argc, char** argv) {
     int frames = 16;
     bool all = false;
+    const char* dot = nullptr;
     for (int i = 1; i < argc; ++i) {
         if (!std::strcmp(argv[i], "--frames") && i + 1 < argc) {
             char* end = nullptr;
@@ -88,6 +94,12 @@ int main(int argc, char** argv) {
             frames = static_cast<int>(v);
         } else if (!std::strcmp(argv[i], "--all")) {
             all = true;
+        } else if (!std::strcmp(argv[i], "--dot")) {
+            if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+                std::fprintf(stderr, "error: --dot needs a file name\n");
+                return 2;
+            }
+            dot = argv[++i];
         } else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
             usage(argv[0]);
             return 0;
@@ -147,5 +159,20 @@ int main(int argc, char** argv) {
     std::printf("\n%s after %d frames: guards evaluated %u (polling) vs %u (event); leaf updates %u vs %u\n",
                 same ? "traces identical" : "TRACES DIFFER", frames, poll.stats().guards_evaluated,
                 event.stats().guards_evaluated, poll.stats().updates, event.stats().updates);
+    // Both agents are at the same tick: their live views must be the same text.
+    const std::string view = debug::agent_text(event);
+    if (view != debug::agent_text(poll)) {
+        same = false;
+        std::printf("LIVE VIEWS DIFFER: polling\n%s\nevent\n%s", debug::agent_text(poll).c_str(), view.c_str());
+    }
+    if (dot) {
+        std::FILE* out = std::fopen(dot, "w");
+        const std::string graph = debug::agent_dot(event);
+        if (!out || std::fwrite(graph.data(), 1, graph.size(), out) != graph.size() || std::fclose(out) != 0) {
+            std::fprintf(stderr, "error: --dot: cannot write '%s'\n", dot);
+            return 2;
+        }
+        std::printf("the guard's live tree: %s\n", dot);
+    }
     return same ? 0 : 1;
 }

@@ -2,6 +2,7 @@
 // public headers and the exported ebt::ebt target are available here.
 #include <ebt/ebt.hpp>
 #include <ebt/signals.hpp>  // installed too: subscribing to blackboard changes
+#include <ebt/debug/inspector.hpp>  // the live inspector: its server thread links through the package
 
 #ifndef EBT_HAS_XML
 #error "<ebt/ebt.hpp> must provide <ebt/config.hpp>'s EBT_HAS_XML"
@@ -16,6 +17,12 @@ int main() {
         ebt::Agent agent(ebt::TreeBuilder("T").key<int>("n", 0).always_success().end(), {.bus = &bus});
         agent.blackboard().set("n", 1);
         if (changes != 1) return 1;
+    }
+    {
+        ebt::World world;
+        ebt::debug::Inspector inspector(world);  // serves on a free port of 127.0.0.1 until destroyed
+        if (inspector.port() == 0 || !inspector.before_frame()) return 1;
+        inspector.after_frame(world.step(0.05));
     }
 #if EBT_HAS_XML
     // The XML loader links pugixml, which the package finds for us (find_dependency).

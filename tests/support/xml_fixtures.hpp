@@ -6,6 +6,7 @@
 
 #include "support/trace_recorder.hpp"
 
+#include <ebt/detail/builder_access.hpp>
 #include <ebt/xml.hpp>
 
 #include "support/tree_data.hpp"

@@ -42,6 +42,11 @@ struct EngineAccess {
     /// Runs one tick numbered `tick` (a world's frame number, so that traces of agents that skip idle
     /// frames stay comparable). UsageError when `tick` goes backwards.
     static Status tick_numbered(Agent& agent, std::uint64_t tick, Duration dt) { return agent.tick_numbered(tick, dt); }
+    /// The handle by which the agent's host (its World) names it; the default handle for an agent
+    /// outside a World. For tools that get an Agent from a change (a trace log's change slot).
+    static AgentHandle handle(const Agent& agent) noexcept {
+        return agent.host_ ? agent.host_->handle_of(agent.host_slot_) : AgentHandle{};
+    }
 };
 
 }  // namespace ebt::detail

@@ -1,0 +1,693 @@
+// debug::Inspector: the game-thread side (commands, snapshots, the trace listener) and the answers to
+// requests (JSON). The HTTP server is inspector_http.cpp, the page inspector_page.cpp.
+//
+// What the two threads share lives in Impl::Shared, under Impl::mutex: the command queue and its
+// results, the published state, the snapshots (immutable once published, handed out by shared_ptr),
+// the metrics history and the watch (what was asked for, and when). Everything else in Impl is the
+// game thread's.
+#include <ebt/debug/inspector.hpp>
+
+#include <ebt/detail/engine_access.hpp>
+#include <ebt/xml.hpp>
+
+#include "debug/inspector_http.hpp"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+namespace ebt::debug {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// ---- JSON --------------------------------------------------------------------------------------
+
+void append_json_string(std::string& out, std::string_view s) {
+    out += '"';
+    for (const char c : s) {
+        switch (c) {
+        case '"': out += "\\\""; break;
+        case '\\': out += "\\\\"; break;
+        case '\n': out += "\\n"; break;
+        case '\r': out += "\\r"; break;
+        case '\t': out += "\\t"; break;
+        default:
+            if (static_cast<unsigned char>(c) < 0x20) {
+                char buf[8];
+                std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
+                out += buf;
+            } else {
+                out += c;
+            }
+        }
+    }
+    out += '"';
+}
+
+std::string json_string(std::string_view s) {
+    std::string out;
+    append_json_string(out, s);
+    return out;
+}
+
+std::string json_error(std::string_view message) { return "{\"error\":" + json_string(message) + "}"; }
+
+std::string handle_text(AgentHandle h) { return std::to_string(h.index) + "." + std::to_string(h.generation); }
+
+/// "12.1" -> {12, 1}; false for anything else.
+bool parse_handle(std::string_view s, AgentHandle& out) {
+    const std::size_t dot = s.find('.');
+    if (dot == std::string_view::npos) return false;
+    const auto number = [](std::string_view d, std::uint32_t& v) {
+        if (d.empty() || d.size() > 10) return false;
+        std::uint64_t x = 0;
+        for (char c : d) {
+            if (c < '0' || c > '9') return false;
+            x = x * 10 + static_cast<std::uint64_t>(c - '0');
+        }
+        if (x > 0xFFFFFFFFu) return false;
+        v = static_cast<std::uint32_t>(x);
+        return true;
+    };
+    return number(s.substr(0, dot), out.index) && number(s.substr(dot + 1), out.generation);
+}
+
+std::string lowercase(std::string_view s) {
+    std::string out(s);
+    for (char& c : out)
+        if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return out;
+}
+
+// ---- what the game thread publishes -------------------------------------------------------------
+
+/// One tree's nodes as the page draws them. Built once per definition, immutable, shared with the
+/// server thread (it keeps the Tree, so that the definition's address names no other tree meanwhile).
+struct TreeInfo {
+    Tree tree;
+    std::string name;
+    struct Node {
+        std::string kind, label, path;
+        int parent = -1;
+        int depth = 0;
+        bool guard = false;
+        std::string abort;  // the guard's abort mode ("" without a guard)
+    };
+    std::vector<Node> nodes;
+};
+
+/// One line of the agent list: a snapshot row, made on the game thread, read by the server thread.
+struct AgentRow {
+    AgentHandle handle;
+    std::shared_ptr<const TreeInfo> tree;
+    NodeIndex running = kNoNode;  // the deepest running node (the first in pre-order among the deepest)
+    Status root = Status::Invalid;
+};
+
+/// The agent list as of one frame (published whole; immutable once published).
+struct AgentList {
+    std::uint64_t frame = 0;
+    std::vector<AgentRow> rows;
+};
+
+/// One of the selected agent's recent trace events (kept by the listener, copied into the snapshot).
+struct EventRow {
+    std::uint64_t frame = 0;  // of the last time
+    TraceEvent event;         // event.message is not kept: see `message`
+    std::string message;      // Error events
+    std::uint32_t times = 1;  // the same update of the same node in consecutive ticks, counted in one row
+};
+
+/// The selected agent as of one frame: its statuses, blackboard text and recent events (immutable
+/// once published).
+struct AgentDetail {
+    AgentHandle handle;
+    bool gone = false;  // the agent no longer exists (nothing else is set)
+    std::uint64_t frame = 0;
+    std::shared_ptr<const TreeInfo> tree;
+    std::vector<Status> statuses;
+    std::uint64_t ticks = 0;
+    Mode mode = Mode::Event;
+    struct Value {
+        std::string key, type, value;
+        bool shared = false;
+    };
+    std::vector<Value> blackboard;
+    std::vector<EventRow> events;
+};
+
+/// One frame's FrameMetrics, as the chart needs them.
+struct MetricsRow {
+    std::uint64_t frame;
+    std::int64_t wall_ns;
+    std::uint32_t events, agents, guards, updates;
+};
+
+enum class CommandKind { Pause, Resume, Step, Write, Abort };
+
+/// A command from the page, queued by the server thread and applied by before_frame.
+struct Command {
+    std::uint64_t id = 0;
+    CommandKind kind = CommandKind::Pause;
+    AgentHandle handle;
+    std::string key, value;
+};
+
+/// What a command's request answers (status and JSON body), handed back to the waiting request.
+struct CommandResult {
+    int status = 200;
+    std::string body;
+};
+
+std::string event_text(const EventRow& r) {
+    const TraceEvent& e = r.event;
+    switch (e.kind) {
+    case TraceKind::Initialize: return "Initialize";
+    case TraceKind::Update: return std::string("Update ") + to_string(e.status);
+    case TraceKind::Terminate: return std::string("Terminate ") + to_string(e.status);
+    case TraceKind::GuardEvaluated: return e.result ? "guard true" : "guard false";
+    case TraceKind::ConditionEvaluated: return e.result ? "condition true" : "condition false";
+    case TraceKind::Error: return "error: " + r.message;
+    }
+    return "?";
+}
+
+/// Writes `bytes` (a value of the builtin type `type`) into key `id`; false when `type` is not T.
+template <class T> bool write_as(Blackboard& bb, KeyId id, const TypeInfo* type, const void* bytes) {
+    if (type != type_of<T>()) return false;
+    T value;
+    std::memcpy(&value, bytes, sizeof value);
+    bb.set(Key<T>{id, bb.schema().tag()}, value);
+    return true;
+}
+
+}  // namespace
+
+/// The inspector's state, owned by the Inspector. Its game-thread half is used by before_frame,
+/// after_frame and, as one of the World's listeners while an agent is selected, during frames; its
+/// shared half (`shared`, under `mutex`) also by the server thread through handle().
+struct Inspector::Impl : WorldListener {
+    explicit Impl(World& w, InspectorOptions o) : world(w), options(o) {}
+
+    World& world;
+    const InspectorOptions options;
+    std::unique_ptr<http::Server> server;  // destroyed first (~Inspector)
+
+    // ---- shared with the server thread, under `mutex` ----
+    std::mutex mutex;
+    std::condition_variable results_ready;
+    struct Shared {
+        std::deque<Command> commands;
+        std::map<std::uint64_t, CommandResult> results;
+        std::set<std::uint64_t> abandoned;  // commands whose request timed out: their results are dropped
+        std::uint64_t next_id = 1;
+        bool stopping = false;
+        // the state, published by every before_frame / after_frame
+        std::uint64_t frame = 0;
+        TimePoint now = 0;
+        std::size_t agents = 0;
+        bool paused = false;
+        // the watch: the last request, and the agent the page asked about
+        Clock::time_point last_request{};
+        bool asked = false;  // any request yet
+        bool selected = false;
+        AgentHandle selected_handle;
+        // snapshots
+        std::shared_ptr<const AgentList> agents_list;
+        std::shared_ptr<const AgentDetail> detail;
+        std::deque<MetricsRow> metrics;
+    } shared;
+
+    // ---- game thread only ----
+    bool paused = false;
+    std::uint32_t steps = 0;  // single steps granted while paused
+    bool listening = false;   // this is one of the world's listeners
+    AgentHandle watched;      // the agent whose events are kept (valid while listening)
+    std::deque<EventRow> events;
+    Clock::time_point last_publish{};
+    std::uint64_t last_published_frame = ~std::uint64_t{0};
+    std::unordered_map<const void*, std::shared_ptr<const TreeInfo>> trees;
+
+    // WorldListener: the selected agent's recent events (game thread, during frames and commands).
+    void on_event(AgentHandle handle, const Agent&, const TraceEvent& event) override {
+        if (handle != watched) return;
+        // A running action's update every frame would push everything else out: one row counts them.
+        if (!events.empty() && event.kind == TraceKind::Update) {
+            EventRow& last = events.back();
+            if (last.event.kind == TraceKind::Update && last.event.node == event.node &&
+                last.event.status == event.status && last.event.tick + 1 == event.tick) {
+                last.frame = world.frame();
+                last.event.tick = event.tick;
+                ++last.times;
+                return;
+            }
+        }
+        EventRow row{world.frame(), event, std::string(event.message), 1};
+        row.event.message = {};
+        events.push_back(std::move(row));
+        while (events.size() > options.recent_events) events.pop_front();
+    }
+
+    std::shared_ptr<const TreeInfo> tree_info(const Tree& tree) {
+        const void* key = &detail::EngineAccess::tree_data(tree);
+        auto it = trees.find(key);
+        if (it != trees.end()) return it->second;
+        if (trees.size() >= 256) trees.clear();  // trees built on the fly: keep the cache bounded
+        auto info = std::make_shared<TreeInfo>();
+        info->tree = tree;
+        info->name = tree.name();
+        info->nodes.resize(tree.size());
+        for (NodeIndex i = 0; i < tree.size(); ++i) {
+            TreeInfo::Node& n = info->nodes[i];
+            n.kind = to_string(tree.kind(i));
+            n.label = tree.label(i);
+            n.path = tree.path(i);
+            const NodeIndex p = tree.parent(i);
+            n.parent = p == kNoNode ? -1 : static_cast<int>(p);
+            n.depth = p == kNoNode ? 0 : info->nodes[p].depth + 1;  // a parent comes before its children
+            n.guard = tree.has_guard(i);
+            if (n.guard) n.abort = to_string(tree.abort_mode(i));
+        }
+        trees.emplace(key, info);
+        return info;
+    }
+
+    std::shared_ptr<const AgentList> build_agent_list() {
+        auto list = std::make_shared<AgentList>();
+        list->frame = world.frame();
+        for (const AgentHandle h : world.handles()) {
+            const Agent* a = world.agent(h);
+            if (!a) continue;  // joins at the end of the frame
+            AgentRow row{h, tree_info(a->tree()), kNoNode, a->status()};
+            int best = -1;
+            for (NodeIndex i = 0; i < row.tree->nodes.size(); ++i)
+                if (a->status(i) == Status::Running && row.tree->nodes[i].depth > best) {
+                    best = row.tree->nodes[i].depth;
+                    row.running = i;
+                }
+            list->rows.push_back(std::move(row));
+        }
+        return list;
+    }
+
+    std::shared_ptr<const AgentDetail> build_detail(AgentHandle h) {
+        auto d = std::make_shared<AgentDetail>();
+        d->handle = h;
+        d->frame = world.frame();
+        const Agent* a = world.agent(h);
+        if (!a) {
+            d->gone = !world.alive(h);
+            if (d->gone) return d;
+            return nullptr;  // spawned during this frame: nothing to show yet
+        }
+        d->tree = tree_info(a->tree());
+        d->statuses.resize(d->tree->nodes.size());
+        for (NodeIndex i = 0; i < d->statuses.size(); ++i) d->statuses[i] = a->status(i);
+        d->ticks = a->ticks();
+        d->mode = a->mode();
+        const BlackboardSchema& schema = a->blackboard().schema();
+        const std::byte* values = detail::EngineAccess::raw_values(a->blackboard());
+        for (const KeyInfo& k : schema.keys()) {
+            AgentDetail::Value v{k.name, k.type->name, {}, k.scope != kLocalScope};
+            if (auto text = xml::format_value(k.type, values + k.offset)) v.value = *text;
+            else v.value = "(" + std::to_string(k.type->size) + " bytes)";
+            d->blackboard.push_back(std::move(v));
+        }
+        if (listening && watched == h) d->events.assign(events.begin(), events.end());
+        return d;
+    }
+
+    CommandResult apply(const Command& c) {
+        const auto paused_body = [&] {
+            return std::string("{\"ok\":true,\"paused\":") + (paused ? "true" : "false") +
+                   ",\"frame\":" + std::to_string(world.frame()) + "}";
+        };
+        switch (c.kind) {
+        case CommandKind::Pause: paused = true; steps = 0; return {200, paused_body()};
+        case CommandKind::Resume: paused = false; steps = 0; return {200, paused_body()};
+        case CommandKind::Step:
+            paused = true;
+            ++steps;
+            return {200, paused_body()};
+        case CommandKind::Abort: {
+            Agent* a = world.agent(c.handle);
+            if (!a) return {404, json_error("agent " + handle_text(c.handle) + " does not exist (any more)")};
+            a->abort();
+            return {200, "{\"ok\":true,\"handle\":" + json_string(handle_text(c.handle)) + "}"};
+        }
+        case CommandKind::Write: {
+            Agent* a = world.agent(c.handle);
+            if (!a) return {404, json_error("agent " + handle_text(c.handle) + " does not exist (any more)")};
+            Blackboard& bb = a->blackboard();
+            const BlackboardSchema& schema = bb.schema();
+            const KeyId id = schema.find(c.key);
+            if (id == kNoKey) {
+                std::string names;
+                for (const KeyInfo& k : schema.keys()) names += (names.empty() ? "" : ", ") + k.name;
+                return {400, json_error("agent " + handle_text(c.handle) + " has no blackboard key '" + c.key +
+                                        "' (its keys: " + (names.empty() ? "none" : names) + ")")};
+            }
+            const TypeInfo* type = schema.info(id).type;
+            if (!xml::builtin_type(type->name) || xml::builtin_type(type->name) != type)
+                return {400, json_error("key '" + c.key + "' holds a " + type->name +
+                                        ": the inspector writes only bool, int, unsigned, long, long long, float "
+                                        "and double keys")};
+            std::vector<std::byte> bytes(type->size);
+            if (!xml::parse_value(type, c.value, bytes.data()))
+                return {400, json_error("key '" + c.key + "' is a " + type->name + ": '" + c.value + "' is not a " +
+                                        type->name)};
+            try {
+                write_as<bool>(bb, id, type, bytes.data()) || write_as<int>(bb, id, type, bytes.data()) ||
+                    write_as<unsigned>(bb, id, type, bytes.data()) || write_as<long>(bb, id, type, bytes.data()) ||
+                    write_as<long long>(bb, id, type, bytes.data()) || write_as<float>(bb, id, type, bytes.data()) ||
+                    write_as<double>(bb, id, type, bytes.data());
+            } catch (const std::exception& e) {
+                return {400, json_error(e.what())};
+            }
+            const std::string text = xml::format_value(type, bytes.data()).value_or("");
+            return {200, "{\"ok\":true,\"handle\":" + json_string(handle_text(c.handle)) + ",\"key\":" +
+                             json_string(c.key) + ",\"value\":" + json_string(text) + "}"};
+        }
+        }
+        return {400, json_error("unknown command")};
+    }
+
+    /// The state every request sees at once (cheap: a few numbers).
+    void publish_state() {
+        std::lock_guard lock(mutex);
+        shared.frame = world.frame();
+        shared.now = world.now();
+        shared.agents = world.size();
+        shared.paused = paused;
+    }
+
+    bool before_frame() {
+        std::deque<Command> commands;
+        bool watching;
+        bool selected;
+        AgentHandle selected_handle;
+        const Clock::time_point now = Clock::now();
+        {
+            std::lock_guard lock(mutex);
+            commands.swap(shared.commands);
+            watching = shared.asked && now - shared.last_request < options.watch_timeout;
+            selected = shared.selected;
+            selected_handle = shared.selected_handle;
+        }
+        std::vector<std::pair<std::uint64_t, CommandResult>> results;
+        for (const Command& c : commands) results.emplace_back(c.id, apply(c));
+
+        // The selected agent's events: listen only while someone watches it.
+        const bool want_listener = watching && selected && world.alive(selected_handle);
+        if (want_listener && (!listening || watched != selected_handle)) {
+            events.clear();
+            watched = selected_handle;
+            if (!listening) world.add_listener(this);
+            listening = true;
+        } else if (!want_listener && listening) {
+            world.remove_listener(this);
+            listening = false;
+            events.clear();
+        }
+
+        std::shared_ptr<const AgentList> list;
+        std::shared_ptr<const AgentDetail> detail;
+        const bool due = now - last_publish >= options.publish_interval || !results.empty() ||
+                         (paused && world.frame() != last_published_frame);
+        if (watching && due) {
+            list = build_agent_list();
+            if (selected) detail = build_detail(selected_handle);
+            last_publish = now;
+            last_published_frame = world.frame();
+        }
+        {
+            std::lock_guard lock(mutex);
+            shared.frame = world.frame();
+            shared.now = world.now();
+            shared.agents = world.size();
+            shared.paused = paused;
+            if (list) shared.agents_list = std::move(list);
+            if (detail) shared.detail = std::move(detail);
+            for (auto& [id, result] : results) {
+                if (shared.abandoned.erase(id)) continue;
+                shared.results.emplace(id, std::move(result));
+            }
+        }
+        if (!results.empty()) results_ready.notify_all();
+        if (!paused) return true;
+        if (steps > 0) {
+            --steps;
+            return true;
+        }
+        return false;
+    }
+
+    void after_frame(const FrameMetrics& m) {
+        std::lock_guard lock(mutex);
+        shared.metrics.push_back({m.frame, static_cast<std::int64_t>(m.wall_time.count()), m.events_handled,
+                                  m.agents_stepped, m.guards_evaluated, m.behaviors_updated});
+        while (shared.metrics.size() > options.history_frames) shared.metrics.pop_front();
+        shared.frame = world.frame();
+        shared.now = world.now();
+        shared.agents = world.size();
+    }
+
+    // ---- answers (any thread) ----
+
+    InspectorResponse json(int status, std::string body) { return {status, "application/json", std::move(body)}; }
+
+    InspectorResponse command(Command c) {
+        std::unique_lock lock(mutex);
+        c.id = shared.next_id++;
+        const std::uint64_t id = c.id;
+        shared.commands.push_back(std::move(c));
+        const bool done = results_ready.wait_for(lock, options.command_timeout, [&] {
+            return shared.stopping || shared.results.count(id) != 0;
+        });
+        auto it = shared.results.find(id);
+        if (done && it != shared.results.end()) {
+            CommandResult r = std::move(it->second);
+            shared.results.erase(it);
+            return json(r.status, std::move(r.body));
+        }
+        const auto queued = std::find_if(shared.commands.begin(), shared.commands.end(),
+                                         [&](const Command& q) { return q.id == id; });
+        if (queued != shared.commands.end()) shared.commands.erase(queued);  // not applied, and never will be
+        else shared.abandoned.insert(id);                                    // being applied right now
+        return json(503, json_error(shared.stopping ? "the inspector is shutting down"
+                                                    : "the game loop did not take the command in time (is it "
+                                                      "calling Inspector::before_frame?)"));
+    }
+
+    std::string state_json() {
+        std::lock_guard lock(mutex);
+        return "{\"frame\":" + std::to_string(shared.frame) + ",\"time_us\":" + std::to_string(shared.now) +
+               ",\"agents\":" + std::to_string(shared.agents) + ",\"paused\":" + (shared.paused ? "true" : "false") +
+               "}";
+    }
+
+    std::string metrics_json() {
+        std::vector<MetricsRow> rows;
+        {
+            std::lock_guard lock(mutex);
+            rows.assign(shared.metrics.begin(), shared.metrics.end());
+        }
+        std::string out = "{\"frames\":[";
+        char buf[200];
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+            const MetricsRow& r = rows[i];
+            std::snprintf(buf, sizeof buf,
+                          "%s{\"frame\":%llu,\"wall_ms\":%.3f,\"events\":%u,\"agents\":%u,\"guards\":%u,\"updates\":%u}",
+                          i ? "," : "", static_cast<unsigned long long>(r.frame), static_cast<double>(r.wall_ns) * 1e-6,
+                          r.events, r.agents, r.guards, r.updates);
+            out += buf;
+        }
+        return out + "]}";
+    }
+
+    std::string agents_json(const std::string& query, std::size_t limit) {
+        std::shared_ptr<const AgentList> list;
+        {
+            std::lock_guard lock(mutex);
+            list = shared.agents_list;
+        }
+        if (!list) return "{\"pending\":true,\"total\":0,\"matched\":0,\"agents\":[]}";
+        const std::string q = lowercase(query);
+        std::string rows;
+        std::size_t matched = 0;
+        for (const AgentRow& r : list->rows) {
+            const std::string handle = handle_text(r.handle);
+            const TreeInfo::Node* running = r.running == kNoNode ? nullptr : &r.tree->nodes[r.running];
+            if (!q.empty()) {
+                const bool hit = lowercase(handle).find(q) != std::string::npos ||
+                                 lowercase(r.tree->name).find(q) != std::string::npos ||
+                                 (running && (lowercase(running->label).find(q) != std::string::npos ||
+                                              lowercase(running->path).find(q) != std::string::npos));
+                if (!hit) continue;
+            }
+            if (matched++ >= limit) continue;
+            rows += rows.empty() ? "{" : ",{";
+            rows += "\"handle\":" + json_string(handle) + ",\"tree\":" + json_string(r.tree->name) +
+                    ",\"status\":" + json_string(to_string(r.root)) +
+                    ",\"running\":" + (running ? json_string(running->label) : "null") +
+                    ",\"path\":" + (running ? json_string(running->path) : "null") + "}";
+        }
+        return "{\"pending\":false,\"frame\":" + std::to_string(list->frame) + ",\"total\":" +
+               std::to_string(list->rows.size()) + ",\"matched\":" + std::to_string(matched) + ",\"agents\":[" + rows +
+               "]}";
+    }
+
+    std::string detail_json(AgentHandle h) {
+        std::shared_ptr<const AgentDetail> d;
+        {
+            std::lock_guard lock(mutex);
+            if (!shared.selected || shared.selected_handle != h) {
+                shared.selected = true;
+                shared.selected_handle = h;
+                shared.detail.reset();
+            }
+            d = shared.detail;
+        }
+        const std::string handle = json_string(handle_text(h));
+        if (!d || d->handle != h) return "{\"handle\":" + handle + ",\"pending\":true}";
+        if (d->gone) return "{\"handle\":" + handle + ",\"gone\":true}";
+        std::string out = "{\"handle\":" + handle + ",\"frame\":" + std::to_string(d->frame) +
+                          ",\"tree\":" + json_string(d->tree->name) + ",\"mode\":" + json_string(to_string(d->mode)) +
+                          ",\"ticks\":" + std::to_string(d->ticks) + ",\"nodes\":[";
+        for (std::size_t i = 0; i < d->tree->nodes.size(); ++i) {
+            const TreeInfo::Node& n = d->tree->nodes[i];
+            out += i ? ",{" : "{";
+            out += "\"index\":" + std::to_string(i) + ",\"parent\":" + std::to_string(n.parent) +
+                   ",\"kind\":" + json_string(n.kind) + ",\"label\":" + json_string(n.label) +
+                   ",\"guard\":" + (n.guard ? json_string(n.abort) : "null") +
+                   ",\"status\":" + json_string(to_string(d->statuses[i])) + "}";
+        }
+        out += "],\"blackboard\":[";
+        for (std::size_t i = 0; i < d->blackboard.size(); ++i) {
+            const AgentDetail::Value& v = d->blackboard[i];
+            out += i ? ",{" : "{";
+            out += "\"key\":" + json_string(v.key) + ",\"type\":" + json_string(v.type) +
+                   ",\"value\":" + json_string(v.value) + ",\"shared\":" + (v.shared ? "true" : "false") + "}";
+        }
+        out += "],\"events\":[";
+        for (std::size_t i = 0; i < d->events.size(); ++i) {
+            const EventRow& e = d->events[i];
+            out += i ? ",{" : "{";
+            out += "\"frame\":" + std::to_string(e.frame) + ",\"tick\":" + std::to_string(e.event.tick) +
+                   ",\"node\":" + std::to_string(e.event.node) + ",\"label\":" +
+                   json_string(e.event.node < d->tree->nodes.size() ? d->tree->nodes[e.event.node].label : "") +
+                   ",\"what\":" + json_string(event_text(e)) + ",\"times\":" + std::to_string(e.times) + "}";
+        }
+        return out + "]}";
+    }
+
+    InspectorResponse handle(std::string_view method, std::string_view target, std::string_view body) {
+        {
+            std::lock_guard lock(mutex);
+            shared.last_request = Clock::now();
+            shared.asked = true;
+        }
+        const std::size_t question = target.find('?');
+        const std::string_view path = target.substr(0, question);
+        const std::string_view query = question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
+        const bool get = method == "GET", post = method == "POST";
+
+        if (path == "/" || path == "/index.html") {
+            if (!get) return json(405, json_error("use GET for " + std::string(path)));
+            return {200, "text/html; charset=utf-8", std::string(Inspector::page())};
+        }
+        if (path == "/api/state" || path == "/api/metrics" || path == "/api/agents" || path == "/api/agent") {
+            if (!get) return json(405, json_error("use GET for " + std::string(path)));
+            if (path == "/api/state") return json(200, state_json());
+            if (path == "/api/metrics") return json(200, metrics_json());
+            if (path == "/api/agents") {
+                std::string q, limit_text;
+                bool malformed = false;
+                if (!http::form_value(query, "q", q, &malformed) && malformed)
+                    return json(400, json_error("bad query: q is not URL-encoded"));
+                std::size_t limit = 100;
+                if (http::form_value(query, "limit", limit_text)) {
+                    if (limit_text.empty() || limit_text.size() > 4 ||
+                        limit_text.find_first_not_of("0123456789") != std::string::npos)
+                        return json(400, json_error("limit must be a number from 0 to 9999, got '" + limit_text + "'"));
+                    limit = std::stoul(limit_text);
+                }
+                return json(200, agents_json(q, limit));
+            }
+            std::string text;
+            AgentHandle h;
+            if (!http::form_value(query, "handle", text) || !parse_handle(text, h))
+                return json(400, json_error("/api/agent needs handle=INDEX.GENERATION, e.g. /api/agent?handle=0.1"));
+            return json(200, detail_json(h));
+        }
+        static const std::map<std::string_view, CommandKind> commands = {
+            {"/api/pause", CommandKind::Pause}, {"/api/resume", CommandKind::Resume},
+            {"/api/step", CommandKind::Step},   {"/api/write", CommandKind::Write},
+            {"/api/abort", CommandKind::Abort}};
+        const auto it = commands.find(path);
+        if (it == commands.end()) return json(404, json_error("no such page: " + std::string(path)));
+        if (!post) return json(405, json_error("use POST for " + std::string(path)));
+        Command c;
+        c.kind = it->second;
+        if (c.kind == CommandKind::Write || c.kind == CommandKind::Abort) {
+            std::string text;
+            if (!http::form_value(body, "handle", text) || !parse_handle(text, c.handle))
+                return json(400, json_error(std::string(path) + " needs handle=INDEX.GENERATION in its body"));
+        }
+        if (c.kind == CommandKind::Write) {
+            if (!http::form_value(body, "key", c.key) || c.key.empty())
+                return json(400, json_error("/api/write needs key=NAME in its body"));
+            if (!http::form_value(body, "value", c.value))
+                return json(400, json_error("/api/write needs value=TEXT in its body"));
+        }
+        return command(std::move(c));
+    }
+};
+
+Inspector::Inspector(World& world, InspectorOptions options) : impl_(std::make_unique<Impl>(world, options)) {
+    impl_->publish_state();
+    if (options.serve) {
+        Impl* impl = impl_.get();
+        impl_->server = std::make_unique<http::Server>(options.port, options.request_timeout, [impl](const http::Request& r) {
+            const std::string port = std::to_string(r.port);
+            if (r.host != "127.0.0.1:" + port && r.host != "localhost:" + port)
+                return http::Response{403, "application/json",
+                                      json_error("the inspector answers requests for 127.0.0.1:" + port +
+                                                 " or localhost:" + port + " only")};
+            if (r.method == "POST" && !r.inspector_header)
+                return http::Response{403, "application/json",
+                                      json_error("commands need the header X-Ebt-Inspector (the page sends it)")};
+            InspectorResponse answer = impl->handle(r.method, r.target, r.body);
+            return http::Response{answer.status, std::move(answer.content_type), std::move(answer.body)};
+        });
+    }
+}
+
+Inspector::~Inspector() {
+    {
+        std::lock_guard lock(impl_->mutex);
+        impl_->shared.stopping = true;
+    }
+    impl_->results_ready.notify_all();
+    impl_->server.reset();
+    if (impl_->listening) impl_->world.remove_listener(impl_.get());
+}
+
+std::uint16_t Inspector::port() const noexcept { return impl_->server ? impl_->server->port() : 0; }
+std::string Inspector::url() const { return "http://127.0.0.1:" + std::to_string(port()) + "/"; }
+bool Inspector::before_frame() { return impl_->before_frame(); }
+void Inspector::after_frame(const FrameMetrics& metrics) { impl_->after_frame(metrics); }
+bool Inspector::paused() const noexcept { return impl_->paused; }
+InspectorResponse Inspector::handle(std::string_view method, std::string_view target, std::string_view body) {
+    return impl_->handle(method, target, body);
+}
+
+}  // namespace ebt::debug

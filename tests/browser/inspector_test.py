@@ -1,0 +1,255 @@
+#!/usr/bin/python3
+"""The live inspector in a real browser (headless chromium driven by selenium).
+
+    /usr/bin/python3 tests/browser/inspector_test.py BUILD/bin/ebt_arena [--screenshot FILE]
+
+Starts `ebt_arena --agents 24 --inspect 0` (the server binds 127.0.0.1 on a free port and the
+arena prints its URL), opens the page and checks, through the page only: the agent list and its
+search, selecting an agent (its tree drawn, its statuses), pause (the frame counter stops), single
+step (it advances by exactly one), writing a blackboard key (a wrong value shows the error, a good
+one shows the value), aborting the agent (its running node turns Aborted, the events say so),
+resume; then stops the arena with SIGINT and expects a clean exit.
+
+Exit status 77 (CTest: skipped) with a message when selenium, chromium or chromedriver is missing,
+unless EBT_REQUIRE_BROWSER=1 (CI), where that is a failure. Run with Debian's /usr/bin/python3
+(python3-selenium installs there).
+"""
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+SKIP = 77
+
+
+def skip_or_fail(message):
+    if os.environ.get("EBT_REQUIRE_BROWSER") == "1":
+        print("FAIL: " + message + " (EBT_REQUIRE_BROWSER=1)")
+        sys.exit(1)
+    print("SKIPPED: " + message)
+    sys.exit(SKIP)
+
+
+try:
+    from selenium import webdriver
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+except ImportError:
+    skip_or_fail("python3-selenium is not installed for " + sys.executable +
+                 " (Debian: apt-get install chromium chromium-driver python3-selenium)")
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+CHROMEDRIVER = shutil.which("chromedriver") or ("/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else None)
+if not CHROMIUM or not CHROMEDRIVER:
+    skip_or_fail("chromium or chromedriver is missing (Debian: apt-get install chromium chromium-driver)")
+
+
+def start_arena(arena, agents):
+    proc = subprocess.Popen([arena, "--agents", str(agents), "--inspect", "0"], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, bufsize=1)
+    deadline = time.time() + 60
+    seen = []
+    while time.time() < deadline:
+        ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+        if not ready:
+            if proc.poll() is not None:
+                break
+            continue
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        m = re.search(r"inspector: (http://127\.0\.0\.1:\d+/)", line)
+        if m:
+            return proc, m.group(1)
+    proc.kill()
+    raise SystemExit("FAIL: ebt_arena did not print the inspector's URL:\n" + "".join(seen))
+
+
+def stop_arena(proc):
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, _ = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise SystemExit("FAIL: ebt_arena did not stop within 30 s of SIGINT")
+    if proc.returncode != 0 or "done:" not in out:
+        raise SystemExit("FAIL: ebt_arena ended with status %d:\n%s" % (proc.returncode, out))
+
+
+def open_browser():
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for arg in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1500,1000", "--no-first-run", "--disable-extensions"):
+        options.add_argument(arg)
+    return webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+
+
+def main():
+    args = sys.argv[1:]
+    if not args:
+        raise SystemExit("usage: inspector_test.py EBT_ARENA [--screenshot FILE] [--agents N]")
+    arena = args[0]
+    screenshot = args[args.index("--screenshot") + 1] if "--screenshot" in args else None
+    agents = int(args[args.index("--agents") + 1]) if "--agents" in args else 24
+
+    proc, url = start_arena(arena, agents)
+    driver = None
+    try:
+        driver = open_browser()
+        wait = WebDriverWait(driver, 30, poll_frequency=0.1)
+        driver.get(url)
+        assert driver.title == "ebt inspector", driver.title
+        # The page redraws its lists a few times a second: read them in one script call each, and
+        # retry a click whose element was just replaced.
+        by_id = lambda i: driver.find_element(By.ID, i)
+        text_of = lambda i: driver.execute_script("return document.getElementById(arguments[0]).textContent", i)
+        handles = lambda: driver.execute_script(
+            "return [...document.querySelectorAll('#agents tr')].map(r => r.dataset.handle)")
+        rows = lambda: driver.find_elements(By.CSS_SELECTOR, "#agents tr")
+        node_count = lambda: driver.execute_script("return document.querySelectorAll('#tree-box g.node').length")
+        status = lambda i: driver.execute_script(
+            "const g = document.querySelector(\"#tree-box g.node[data-index='\" + arguments[0] + \"']\");"
+            "return g ? g.dataset.status : null", i)
+        node_text = lambda i: driver.execute_script(
+            "const g = document.querySelector(\"#tree-box g.node[data-index='\" + arguments[0] + \"']\");"
+            "return g ? g.querySelector('text').textContent : null", i)  # the label line
+        value_cell = lambda key: driver.execute_script(
+            "const c = document.querySelector(\"#bb tr[data-key='\" + arguments[0] + \"'] td.value\");"
+            "return c ? c.textContent : null", key)
+
+        def click_row(handle):
+            for _ in range(50):
+                try:
+                    driver.find_element(By.CSS_SELECTOR, "#agents tr[data-handle='%s']" % handle).click()
+                    return
+                except (StaleElementReferenceException, NoSuchElementException):
+                    time.sleep(0.05)
+            raise SystemExit("FAIL: could not click agent " + handle)
+
+        if screenshot:
+            return take_screenshot(driver, wait, by_id, handles, click_row, screenshot)
+
+        # The agent list: every guard, each running Patrol at the start.
+        wait.until(lambda d: len(handles()) == agents)
+        assert text_of("count") == str(agents)
+        assert handles()[:3] == ["0.1", "1.1", "2.1"], handles()
+        # Search by handle, then by the running behavior.
+        by_id("search").send_keys("17.1")
+        wait.until(lambda d: handles() == ["17.1"])
+        by_id("search").clear()
+        by_id("search").send_keys("patrol")
+        running = lambda: driver.execute_script(
+            "return [...document.querySelectorAll('#agents tr')].map(r => r.cells[2].textContent)")
+        try:
+            wait.until(lambda d: len(handles()) > 0 and set(running()) == {"Patrol"} and
+                       "(%d of %d)" % (len(handles()), agents) in text_of("agents-count"))
+        except Exception:
+            raise SystemExit("FAIL: search 'patrol': %r %r" % (running(), text_of("agents-count")))
+        by_id("search").clear()
+        by_id("search").send_keys("no such behavior")
+        wait.until(lambda d: len(handles()) == 0 and "(0 of %d)" % agents in text_of("agents-count"))
+        by_id("search").clear()
+        by_id("search").send_keys(" ")  # (a cleared field sends no input event)
+        by_id("search").clear()
+        wait.until(lambda d: len(handles()) == agents)
+
+        # Select guard 0.1: its tree (15 nodes, Patrol the last) running, and its events coming in.
+        click_row("0.1")
+        wait.until(lambda d: node_count() == 15)
+        assert "Agent 0.1" in text_of("agent-title"), text_of("agent-title")
+        assert node_text(14) == "Patrol", node_text(14)
+        wait.until(lambda d: status(0) == "Running")
+        wait.until(lambda d: "Update Running" in text_of("events"))
+
+        # Pause: the frame counter stops.
+        by_id("btn-pause").click()
+        wait.until(lambda d: text_of("run-state") == "paused")
+        wait.until(lambda d: "paused at frame" in text_of("msg"))
+        frame = int(text_of("frame"))
+        time.sleep(1.0)  # 20 frames' worth of real time
+        assert int(text_of("frame")) == frame, (text_of("frame"), frame)
+
+        # Single step: exactly one frame.
+        by_id("btn-step").click()
+        wait.until(lambda d: int(text_of("frame")) == frame + 1)
+        time.sleep(0.6)
+        assert int(text_of("frame")) == frame + 1, (text_of("frame"), frame)
+        assert text_of("run-state") == "paused"
+
+        # Write a key: a wrong value is refused with the error shown; a right one appears.
+        Select(by_id("write-key")).select_by_value("enemy_dead")
+        by_id("write-value").clear()
+        by_id("write-value").send_keys("banana")
+        by_id("btn-write").click()
+        wait.until(lambda d: "'banana' is not a bool" in text_of("msg"))
+        assert by_id("msg").get_attribute("class") == "error"
+        assert value_cell("enemy_dead") == "false", value_cell("enemy_dead")
+        by_id("write-value").clear()
+        by_id("write-value").send_keys("true")
+        by_id("btn-write").click()
+        wait.until(lambda d: "wrote enemy_dead = true" in text_of("msg"))
+        wait.until(lambda d: value_cell("enemy_dead") == "true")
+
+        # Abort the agent: its running action (the last running node in pre-order; whatever the
+        # guard is doing now, the world is paused) turns from Running to Aborted, and so does the root.
+        leaf = max(i for i in range(15) if status(i) == "Running")
+        label = node_text(leaf)
+        assert label in ("Patrol", "Attack", "Runaway", "Respond"), node_text(leaf)
+        by_id("btn-abort").click()
+        wait.until(lambda d: "aborted agent 0.1" in text_of("msg"))
+        wait.until(lambda d: status(leaf) == "Aborted")
+        assert status(0) == "Aborted", status(0)
+        wait.until(lambda d: label + ": Terminate Aborted" in text_of("events"))
+        # The next frame starts the tree afresh.
+        by_id("btn-step").click()
+        wait.until(lambda d: int(text_of("frame")) == frame + 2)
+        wait.until(lambda d: status(0) == "Running")
+
+        # Resume: frames advance again.
+        by_id("btn-resume").click()
+        wait.until(lambda d: text_of("run-state") == "running")
+        wait.until(lambda d: int(text_of("frame")) >= frame + 6)
+        # The chart was drawn (a canvas with something on it).
+        drawn = driver.execute_script(
+            "const c = document.getElementById('chart');"
+            "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+            "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;")
+        assert drawn > 1000, drawn
+        # No script errors and no failed request, but the refused write (400) above.
+        logs = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE" and
+                not ("/api/write" in e.get("message", "") and "400" in e.get("message", ""))]
+        assert not logs, logs
+    finally:
+        if driver:
+            driver.quit()
+        if proc.poll() is None:
+            stop_arena(proc)
+    print("inspector browser test: OK")
+
+
+def take_screenshot(driver, wait, by_id, handles, click_row, path):
+    """For docs/pictures/inspector.png: an agent doing something, after a few seconds of history."""
+    wait.until(lambda d: len(handles()) > 0)
+    time.sleep(8)
+    for behavior in ("Attack", "Runaway", "Respond", "Patrol"):
+        by_id("search").clear()
+        by_id("search").send_keys(behavior)
+        time.sleep(0.6)
+        if handles():
+            click_row(handles()[0])
+            break
+    time.sleep(3)
+    driver.save_screenshot(path)
+    print("screenshot: " + path)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,449 @@
+// The live inspector (include/ebt/debug/inspector.hpp): the JSON it serves for a small world, its
+// command queue (applied between frames, in order, type-checked writes), and its HTTP server on
+// 127.0.0.1 (the page, the JSON, a command, bad requests). The browser test is
+// tests/browser/inspector_test.py.
+#include <ebt/debug/inspector.hpp>
+#include <ebt/ebt.hpp>
+
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <system_error>
+#include <string>
+#include <thread>
+
+using namespace ebt;
+using namespace std::chrono_literals;
+
+namespace inspector_test {
+
+/// The README's guard: Patrol until enemy_seen, then engage/Attack; and an hp key.
+struct Guards {
+    Registry actions;
+    Tree tree;
+    World world;
+    AgentHandle a, b;
+    Guards() {
+        actions.add_action("Patrol", [](ActionContext&) { return Status::Running; });
+        actions.add_action("Attack", [](ActionContext&) { return Status::Running; });
+        tree = TreeBuilder("guard", actions)
+                   .key<bool>("enemy_seen")
+                   .key<int>("hp", 100)
+                   .active_selector()
+                   .sequence()
+                   .label("engage")
+                   .check("enemy_seen")
+                   .action("Attack")
+                   .back()
+                   .action("Patrol")
+                   .back()
+                   .end();
+        a = world.spawn(tree);
+        b = world.spawn(tree);
+    }
+};
+
+debug::InspectorOptions offline() {
+    debug::InspectorOptions o;
+    o.serve = false;
+    o.publish_interval = 0ms;  // a snapshot at every before_frame
+    return o;
+}
+
+std::string handle_text(AgentHandle h) { return std::to_string(h.index) + "." + std::to_string(h.generation); }
+
+/// The game loop on a thread of its own (as a game runs it), so that the test thread can wait for
+/// commands like the server thread does. Stop it before reading the world.
+struct GameLoop {
+    debug::Inspector& inspector;
+    World& world;
+    std::atomic<bool> stop{false};
+    std::atomic<std::uint64_t> iterations{0};
+    std::thread thread;
+    GameLoop(debug::Inspector& i, World& w) : inspector(i), world(w) {
+        thread = std::thread([this] {
+            while (!stop.load()) {
+                if (inspector.before_frame()) inspector.after_frame(world.step(10ms));
+                iterations.fetch_add(1);
+                std::this_thread::sleep_for(1ms);
+            }
+        });
+    }
+    /// Waits until the loop has run `n` more times (whatever the machine's load).
+    void wait_iterations(std::uint64_t n) {
+        const std::uint64_t target = iterations.load() + n;
+        while (iterations.load() < target) std::this_thread::sleep_for(1ms);
+    }
+    void join() {
+        stop.store(true);
+        if (thread.joinable()) thread.join();
+    }
+    ~GameLoop() { join(); }
+};
+
+}  // namespace inspector_test
+
+using namespace inspector_test;
+
+TEST_CASE("inspector: the state and the agent list of a small world, exact JSON") {
+    Guards g;
+    debug::Inspector inspector(g.world, offline());
+    CHECK(inspector.port() == 0);
+
+    auto r = inspector.handle("GET", "/api/state");
+    CHECK(r.status == 200);
+    CHECK(r.content_type == "application/json");
+    CHECK(r.body == R"({"frame":0,"time_us":0,"agents":2,"paused":false})");
+    // Nothing published yet: snapshots are made between frames, for whoever asked.
+    CHECK(inspector.handle("GET", "/api/agents").body == R"({"pending":true,"total":0,"matched":0,"agents":[]})");
+
+    REQUIRE(inspector.before_frame());
+    CHECK(inspector.handle("GET", "/api/agents").body ==
+          R"({"pending":false,"frame":0,"total":2,"matched":2,"agents":[)"
+          R"({"handle":")" + handle_text(g.a) + R"(","tree":"guard","status":"Invalid","running":null,"path":null},)"
+          R"({"handle":")" + handle_text(g.b) + R"(","tree":"guard","status":"Invalid","running":null,"path":null}]})");
+
+    inspector.after_frame(g.world.step(50ms));
+    g.world.at(g.b).blackboard().set("enemy_seen", true);
+    REQUIRE(inspector.before_frame());
+    inspector.after_frame(g.world.step(50ms));
+    REQUIRE(inspector.before_frame());
+    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":2,"time_us":100000,"agents":2,"paused":false})");
+    // Search by the running behavior (the deepest running node's label or path), case-insensitive.
+    CHECK(inspector.handle("GET", "/api/agents?q=ATTACK").body ==
+          R"({"pending":false,"frame":2,"total":2,"matched":1,"agents":[)"
+          R"({"handle":")" + handle_text(g.b) + R"(","tree":"guard","status":"Running","running":"Attack",)"
+          R"("path":"/ActiveSelector/Sequence 'engage'[0]/Action 'Attack'[1]"}]})");
+    CHECK(inspector.handle("GET", "/api/agents?q=patrol&limit=0").body ==
+          R"({"pending":false,"frame":2,"total":2,"matched":1,"agents":[]})");
+    // By handle.
+    CHECK(inspector.handle("GET", "/api/agents?q=" + handle_text(g.a)).body.find("\"matched\":1,") != std::string::npos);
+
+    CHECK(inspector.handle("GET", "/api/agents?limit=x").status == 400);
+    CHECK(inspector.handle("GET", "/api/agents?limit=x").body == R"({"error":"limit must be a number from 0 to 9999, got 'x'"})");
+    CHECK(inspector.handle("GET", "/api/agents?q=%zz").status == 400);
+    CHECK(inspector.handle("GET", "/api/nothing").status == 404);
+    CHECK(inspector.handle("POST", "/api/state").status == 405);
+    CHECK(inspector.handle("GET", "/api/pause").status == 405);
+}
+
+TEST_CASE("inspector: one agent's tree, statuses, blackboard and recent events, exact JSON") {
+    Guards g;
+    debug::Inspector inspector(g.world, offline());
+    const std::string h = handle_text(g.b);
+
+    // The first request selects the agent; its snapshot comes with the next before_frame.
+    CHECK(inspector.handle("GET", "/api/agent?handle=" + h).body == R"({"handle":")" + h + R"(","pending":true})");
+    REQUIRE(inspector.before_frame());  // the inspector starts listening to this agent
+    inspector.after_frame(g.world.step(50ms));
+    g.world.at(g.b).blackboard().set("enemy_seen", true);
+    REQUIRE(inspector.before_frame());
+    inspector.after_frame(g.world.step(50ms));
+    REQUIRE(inspector.before_frame());
+
+    const std::string nodes =
+        R"("nodes":[{"index":0,"parent":-1,"kind":"ActiveSelector","label":"ActiveSelector","guard":null,"status":"Running"},)"
+        R"({"index":1,"parent":0,"kind":"Sequence","label":"engage","guard":"LowerPriority","status":"Running"},)"
+        R"({"index":2,"parent":1,"kind":"Condition","label":"enemy_seen","guard":null,"status":"Invalid"},)"
+        R"({"index":3,"parent":1,"kind":"Action","label":"Attack","guard":null,"status":"Running"},)"
+        R"({"index":4,"parent":0,"kind":"Action","label":"Patrol","guard":null,"status":"Aborted"}])";
+    const std::string blackboard =
+        R"("blackboard":[{"key":"enemy_seen","type":"bool","value":"true","shared":false},)"
+        R"({"key":"hp","type":"int","value":"100","shared":false}])";
+    // engage's leading condition is its guard (never run itself). Frame 0: Patrol starts (the guard is
+    // false). Frame 1: the guard wakes, Patrol is aborted, engage and Attack start.
+    const std::string events =
+        R"("events":[{"frame":0,"tick":0,"node":0,"label":"ActiveSelector","what":"Initialize","times":1},)"
+        R"({"frame":0,"tick":0,"node":1,"label":"engage","what":"guard false","times":1},)"
+        R"({"frame":0,"tick":0,"node":4,"label":"Patrol","what":"Initialize","times":1},)"
+        R"({"frame":0,"tick":0,"node":4,"label":"Patrol","what":"Update Running","times":1},)"
+        R"({"frame":1,"tick":1,"node":1,"label":"engage","what":"guard true","times":1},)"
+        R"({"frame":1,"tick":1,"node":4,"label":"Patrol","what":"Terminate Aborted","times":1},)"
+        R"({"frame":1,"tick":1,"node":1,"label":"engage","what":"Initialize","times":1},)"
+        R"({"frame":1,"tick":1,"node":3,"label":"Attack","what":"Initialize","times":1},)"
+        R"({"frame":1,"tick":1,"node":3,"label":"Attack","what":"Update Running","times":1}])";
+    CHECK(inspector.handle("GET", "/api/agent?handle=" + h).body ==
+          R"({"handle":")" + h + R"(","frame":2,"tree":"guard","mode":"event","ticks":2,)" + nodes + "," + blackboard +
+              "," + events + "}");
+
+    // A running action's update in consecutive frames is one row, counted.
+    for (int i = 0; i < 3; ++i) {
+        inspector.after_frame(g.world.step(50ms));
+        REQUIRE(inspector.before_frame());
+    }
+    const std::string body = inspector.handle("GET", "/api/agent?handle=" + h).body;
+    const std::string last = R"({"frame":4,"tick":4,"node":3,"label":"Attack","what":"Update Running","times":4}]})";
+    CHECK(body.substr(body.size() - last.size()) == last);
+    CHECK(body.find(R"({"frame":1,"tick":1,"node":3,"label":"Attack","what":"Initialize","times":1},{"frame":4,)") !=
+          std::string::npos);
+
+    CHECK(inspector.handle("GET", "/api/agent?handle=banana").status == 400);
+    CHECK(inspector.handle("GET", "/api/agent").body ==
+          R"({"error":"/api/agent needs handle=INDEX.GENERATION, e.g. /api/agent?handle=0.1"})");
+
+    // A despawned agent is reported gone; the inspector stops listening to it.
+    g.world.despawn(g.b);
+    REQUIRE(inspector.before_frame());
+    CHECK(inspector.handle("GET", "/api/agent?handle=" + h).body == R"({"handle":")" + h + R"(","gone":true})");
+    CHECK(g.world.listeners().empty());
+}
+
+TEST_CASE("inspector: the metrics history keeps the last frames, exact JSON") {
+    Guards g;
+    debug::InspectorOptions o = offline();
+    o.history_frames = 2;
+    debug::Inspector inspector(g.world, o);
+    CHECK(inspector.handle("GET", "/api/metrics").body == R"({"frames":[]})");
+    for (std::uint64_t f = 0; f < 3; ++f) {
+        FrameMetrics m;
+        m.frame = f;
+        m.agents_stepped = 2;
+        m.behaviors_updated = 2;
+        m.guards_evaluated = static_cast<std::uint32_t>(f);
+        m.events_handled = static_cast<std::uint32_t>(10 + f);
+        m.wall_time = std::chrono::nanoseconds(1'250'000 * (f + 1));
+        inspector.after_frame(m);
+    }
+    CHECK(inspector.handle("GET", "/api/metrics").body ==
+          R"({"frames":[{"frame":1,"wall_ms":2.500,"events":11,"agents":2,"guards":1,"updates":2},)"
+          R"({"frame":2,"wall_ms":3.750,"events":12,"agents":2,"guards":2,"updates":2}]})");
+}
+
+TEST_CASE("inspector: nobody watching: no snapshots and no listener") {
+    Guards g;
+    debug::InspectorOptions o = offline();
+    o.watch_timeout = 0ms;  // every request is already old at the next frame
+    debug::Inspector inspector(g.world, o);
+    CHECK(inspector.handle("GET", "/api/agent?handle=" + handle_text(g.a)).body.find("pending") != std::string::npos);
+    for (int i = 0; i < 3; ++i) {
+        REQUIRE(inspector.before_frame());
+        CHECK(g.world.listeners().empty());
+        inspector.after_frame(g.world.step(50ms));
+    }
+    CHECK(inspector.handle("GET", "/api/agents").body == R"({"pending":true,"total":0,"matched":0,"agents":[]})");
+    // The state is always current.
+    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":3,"time_us":150000,"agents":2,"paused":false})");
+}
+
+TEST_CASE("inspector: pause, single step and resume are applied between frames") {
+    Guards g;
+    debug::Inspector inspector(g.world, offline());
+    GameLoop loop(inspector, g.world);
+    loop.wait_iterations(3);
+
+    auto r = inspector.handle("POST", "/api/pause");
+    CHECK(r.status == 200);
+    const std::string paused_at = r.body;  // {"ok":true,"paused":true,"frame":F}
+    REQUIRE(paused_at.rfind(R"({"ok":true,"paused":true,"frame":)", 0) == 0);
+    const std::uint64_t frame = std::stoull(paused_at.substr(paused_at.rfind(':') + 1));
+    loop.wait_iterations(20);
+    CHECK(inspector.handle("GET", "/api/state").body.find("\"frame\":" + std::to_string(frame) + ",") != std::string::npos);
+    CHECK(inspector.handle("GET", "/api/state").body.find("\"paused\":true") != std::string::npos);
+
+    // One step: exactly one frame, then paused again.
+    CHECK(inspector.handle("POST", "/api/step").body ==
+          R"({"ok":true,"paused":true,"frame":)" + std::to_string(frame) + "}");
+    loop.wait_iterations(20);
+    CHECK(inspector.handle("GET", "/api/state").body.find("\"frame\":" + std::to_string(frame + 1) + ",") !=
+          std::string::npos);
+    // Two steps queued back to back: two frames.
+    CHECK(inspector.handle("POST", "/api/step").status == 200);
+    CHECK(inspector.handle("POST", "/api/step").status == 200);
+    loop.wait_iterations(20);
+    CHECK(inspector.handle("GET", "/api/state").body.find("\"frame\":" + std::to_string(frame + 3) + ",") !=
+          std::string::npos);
+
+    CHECK(inspector.handle("POST", "/api/resume").body ==
+          R"({"ok":true,"paused":false,"frame":)" + std::to_string(frame + 3) + "}");
+    loop.wait_iterations(20);
+    loop.join();
+    CHECK(g.world.frame() > frame + 3);
+    CHECK_FALSE(inspector.paused());
+}
+
+TEST_CASE("inspector: writing a blackboard key is type-checked; aborting an agent") {
+    Guards g;
+    debug::Inspector inspector(g.world, offline());
+    const std::string h = handle_text(g.a);
+    GameLoop loop(inspector, g.world);
+    CHECK(inspector.handle("POST", "/api/pause").status == 200);
+
+    auto r = inspector.handle("POST", "/api/write", "handle=" + h + "&key=hp&value=+42");
+    CHECK(r.status == 200);
+    CHECK(r.body == R"({"ok":true,"handle":")" + h + R"(","key":"hp","value":"42"})");
+    r = inspector.handle("POST", "/api/write", "handle=" + h + "&key=enemy_seen&value=banana");
+    CHECK(r.status == 400);
+    CHECK(r.body == R"({"error":"key 'enemy_seen' is a bool: 'banana' is not a bool"})");
+    r = inspector.handle("POST", "/api/write", "handle=" + h + "&key=hp&value=4.5");
+    CHECK(r.body == R"({"error":"key 'hp' is a int: '4.5' is not a int"})");
+    r = inspector.handle("POST", "/api/write", "handle=" + h + "&key=mana&value=3");
+    CHECK(r.status == 400);
+    CHECK(r.body == R"({"error":"agent )" + h + R"J( has no blackboard key 'mana' (its keys: enemy_seen, hp)"})J");
+    r = inspector.handle("POST", "/api/write", "handle=77.0&key=hp&value=3");
+    CHECK(r.status == 404);
+    CHECK(r.body == R"J({"error":"agent 77.0 does not exist (any more)"})J");
+    CHECK(inspector.handle("POST", "/api/write", "handle=" + h + "&key=hp").body ==
+          R"({"error":"/api/write needs value=TEXT in its body"})");
+    CHECK(inspector.handle("POST", "/api/abort", "").body ==
+          R"({"error":"/api/abort needs handle=INDEX.GENERATION in its body"})");
+
+    // Abort: the running nodes end Aborted (the tree starts afresh at its next tick).
+    CHECK(inspector.handle("POST", "/api/write", "handle=" + h + "&key=enemy_seen&value=true").status == 200);
+    CHECK(inspector.handle("POST", "/api/step").status == 200);
+    loop.wait_iterations(5);
+    CHECK(inspector.handle("POST", "/api/abort", "handle=" + h).body == R"({"ok":true,"handle":")" + h + R"("})");
+    loop.join();
+    const Agent& agent = g.world.at(g.a);
+    CHECK(agent.blackboard().get<int>("hp") == 42);
+    CHECK(agent.blackboard().get<bool>("enemy_seen"));
+    CHECK(agent.status(agent.tree().find("Attack")) == Status::Aborted);
+    CHECK(agent.status() == Status::Aborted);
+    CHECK(g.world.at(g.b).status() == Status::Running);  // the other agent is untouched
+}
+
+TEST_CASE("inspector: a command nobody applies times out and is dropped") {
+    Guards g;
+    debug::InspectorOptions o = offline();
+    o.command_timeout = 20ms;
+    debug::Inspector inspector(g.world, o);
+    const auto r = inspector.handle("POST", "/api/pause");
+    CHECK(r.status == 503);
+    CHECK(r.body ==
+          R"J({"error":"the game loop did not take the command in time (is it calling Inspector::before_frame?)"})J");
+    CHECK(inspector.before_frame());  // the pause was withdrawn: not applied late
+    CHECK_FALSE(inspector.paused());
+}
+
+namespace inspector_test {
+
+/// Sends `request` to 127.0.0.1:port and returns everything the server answered before closing.
+std::string http_exchange(std::uint16_t port, const std::string& request, bool half_close = true) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    REQUIRE(fd >= 0);
+    timeval tv{10, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(port);
+    REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    std::size_t sent = 0;
+    while (sent < request.size()) {
+        const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) break;
+        sent += static_cast<std::size_t>(n);
+    }
+    if (half_close) ::shutdown(fd, SHUT_WR);
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) break;
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return out;
+}
+
+std::string status_line(const std::string& response) { return response.substr(0, response.find("\r\n")); }
+std::string body_of(const std::string& response) {
+    const std::size_t p = response.find("\r\n\r\n");
+    return p == std::string::npos ? std::string() : response.substr(p + 4);
+}
+
+}  // namespace inspector_test
+
+TEST_CASE("inspector: the HTTP server on 127.0.0.1: the page, the JSON, a command, bad requests") {
+    Guards g;
+    debug::InspectorOptions o;
+    o.port = 0;  // a free port
+    debug::Inspector inspector(g.world, o);
+    const std::uint16_t port = inspector.port();
+    REQUIRE(port != 0);
+    CHECK(inspector.url() == "http://127.0.0.1:" + std::to_string(port) + "/");
+    const std::string host = "Host: 127.0.0.1:" + std::to_string(port) + "\r\n";
+    GameLoop loop(inspector, g.world);
+
+    std::string r = http_exchange(port, "GET / HTTP/1.1\r\n" + host + "\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 200 OK");
+    CHECK(r.find("Content-Type: text/html; charset=utf-8\r\n") != std::string::npos);
+    CHECK(body_of(r) == debug::Inspector::page());
+    CHECK(body_of(r).find("<title>ebt inspector</title>") != std::string::npos);
+    CHECK(body_of(r).find("http") == body_of(r).find("http://www.w3.org/2000/svg"));  // nothing fetched from elsewhere
+
+    r = http_exchange(port, "GET /api/state HTTP/1.1\r\nHost: localhost:" + std::to_string(port) + "\r\n\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 200 OK");
+    CHECK(r.find("Content-Type: application/json\r\n") != std::string::npos);
+    CHECK(body_of(r).rfind(R"({"frame":)", 0) == 0);
+
+    const std::string form = "Content-Type: application/x-www-form-urlencoded\r\n";
+    r = http_exchange(port, "POST /api/pause HTTP/1.1\r\n" + host + "X-Ebt-Inspector: 1\r\nContent-Length: 0\r\n\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 200 OK");
+    CHECK(body_of(r).rfind(R"({"ok":true,"paused":true,"frame":)", 0) == 0);
+    const std::string body = "handle=" + handle_text(g.a) + "&key=hp&value=7";
+    r = http_exchange(port, "POST /api/write HTTP/1.1\r\n" + host + form + "X-Ebt-Inspector: 1\r\nContent-Length: " +
+                                std::to_string(body.size()) + "\r\n\r\n" + body);
+    CHECK(body_of(r) == R"({"ok":true,"handle":")" + handle_text(g.a) + R"(","key":"hp","value":"7"})");
+
+    // A command without the page's header (a form posted by another site) is refused.
+    r = http_exchange(port, "POST /api/resume HTTP/1.1\r\n" + host + "Content-Length: 0\r\n\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 403 Forbidden");
+    CHECK(body_of(r) == R"J({"error":"commands need the header X-Ebt-Inspector (the page sends it)"})J");
+    // So is a request for another host name (DNS rebinding).
+    r = http_exchange(port, "GET /api/state HTTP/1.1\r\nHost: evil.example:" + std::to_string(port) + "\r\n\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 403 Forbidden");
+
+    // Bad requests: 400, and the server carries on.
+    CHECK(status_line(http_exchange(port, "GARBAGE\r\n\r\n")) == "HTTP/1.1 400 Bad Request");
+    CHECK(body_of(http_exchange(port, "GARBAGE\r\n\r\n")) == "bad request: malformed request line\n");
+    CHECK(status_line(http_exchange(port, "GET nothing HTTP/1.1\r\n\r\n")) == "HTTP/1.1 400 Bad Request");
+    CHECK(status_line(http_exchange(port, "GET / HTTP/2.0\r\n\r\n")) == "HTTP/1.1 400 Bad Request");
+    CHECK(status_line(http_exchange(port, "POST /api/step HTTP/1.1\r\n" + host +
+                                              "Transfer-Encoding: chunked\r\n\r\n")) == "HTTP/1.1 400 Bad Request");
+    CHECK(status_line(http_exchange(port, "GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n")) == "HTTP/1.1 400 Bad Request");
+    CHECK(status_line(http_exchange(port, "GET /api/agent?handle=x HTTP/1.1\r\n" + host + "\r\n")) ==
+          "HTTP/1.1 400 Bad Request");
+    CHECK(status_line(http_exchange(port, "GET /nothing HTTP/1.1\r\n" + host + "\r\n")) == "HTTP/1.1 404 Not Found");
+    // Too large: headers past 8 KiB, a body past 16 KiB.
+    CHECK(status_line(http_exchange(port, "GET / HTTP/1.1\r\nX: " + std::string(9000, 'a') + "\r\n\r\n")) ==
+          "HTTP/1.1 413 Content Too Large");
+    CHECK(status_line(http_exchange(port, "POST /api/write HTTP/1.1\r\n" + host + "Content-Length: 20000\r\n\r\n")) ==
+          "HTTP/1.1 413 Content Too Large");
+    // A client that sends half a request and hangs up does not disturb the next one.
+    http_exchange(port, "GET /api/sta");
+    r = http_exchange(port, "GET /api/state HTTP/1.1\r\n" + host + "\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 200 OK");
+    CHECK(body_of(r).find("\"paused\":true") != std::string::npos);
+
+    loop.join();
+    CHECK(g.world.at(g.a).blackboard().get<int>("hp") == 7);
+}
+
+TEST_CASE("inspector: a client that does not finish its request in time gets 408") {
+    Guards g;
+    debug::InspectorOptions o;
+    o.request_timeout = 300ms;
+    debug::Inspector inspector(g.world, o);
+    // Half a request, then nothing more, the connection left open: answered at the deadline.
+    const std::string r = http_exchange(inspector.port(), "GET /api/state HTTP/1.1\r\n", false);
+    CHECK(status_line(r) == "HTTP/1.1 408 Request Timeout");
+    CHECK(body_of(r) == "the request did not arrive in time\n");
+}
+
+TEST_CASE("inspector: a busy port is refused with the port in the message") {
+    Guards g;
+    debug::Inspector first(g.world, {});
+    debug::InspectorOptions o;
+    o.port = first.port();
+    try {
+        debug::Inspector second(g.world, o);
+        FAIL("the second inspector bound the same port");
+    } catch (const std::system_error& e) {
+        CHECK(std::string(e.what()).rfind("inspector: cannot listen on 127.0.0.1:" + std::to_string(first.port()), 0) == 0);
+    }
+}
