@@ -112,9 +112,13 @@ void Arena::build_tree() {
     };
     registry_->add_action("Respond", respond);
 
+    tree_registry_ = registry_.get();
+    if (config_.instrument) {
+        if (const Registry* instrumented = config_.instrument(*registry_, *world_)) tree_registry_ = instrumented;
+    }
     if (!config_.tree_file.empty()) {
 #if EBT_HAS_XML
-        tree_ = xml::Loader(*registry_).load_file(config_.tree_file);
+        tree_ = xml::Loader(*tree_registry_).load_file(config_.tree_file);
 #else
         throw std::invalid_argument("ArenaConfig::tree_file needs XML support, which this build of ebt does not have (EBT_XML=OFF)");
 #endif
@@ -129,7 +133,7 @@ void Arena::build_tree() {
 Tree Arena::builtin_tree() const {
     // The seeds' guard tree (its fight branch from guard_scenario) with the squad response between
     // the fight and Patrol; the same nodes in the same order as samples/arena.xml.
-    TreeBuilder builder("arena-guard", *registry_);
+    TreeBuilder builder("arena-guard", tree_registry_ ? *tree_registry_ : *registry_);
     builder.key<bool>(kEnemySeen)
         .key<bool>(kHealthLow)
         .key<bool>(kEnemyDead)

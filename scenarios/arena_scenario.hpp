@@ -46,6 +46,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -69,6 +70,10 @@ struct ArenaConfig {
     /// the perception writes (enemy_seen, health_low, enemy_dead: bool) and may read the shared key
     /// squad.alarm. samples/arena.xml is the built-in tree.
     std::string tree_file;
+    /// Called once the actions are registered and the (empty) world exists, before the tree is built:
+    /// returns the registry to build the guards' tree with (a debug::Recorder's, to record the run),
+    /// or nullptr for the arena's own.
+    std::function<const Registry*(const Registry& actions, World& world)> instrument;
 };
 
 /// What a guard is doing: the action its tree last updated.
@@ -161,6 +166,7 @@ private:
     ArenaConfig config_;
     Duration frame_dt_{0};
     std::unique_ptr<Registry> registry_;
+    const Registry* tree_registry_ = nullptr;  // what the tree is built with: registry_ or ArenaConfig::instrument's
     std::unique_ptr<World> world_;
     Tree tree_;
     Key<bool> key_seen_, key_low_, key_dead_;

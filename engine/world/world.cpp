@@ -149,6 +149,7 @@ SharedBlackboard& World::create_shared(std::string name) {
     const std::size_t index = shared_.size();
     entry.router = entry.blackboard->changes().connect([this, index](const SharedBlackboard&, KeyId key) { route(index, key); });
     shared_.push_back(std::move(entry));
+    if (input_observer_) input_observer_->on_create_shared(*shared_.back().blackboard);
     return *shared_.back().blackboard;
 }
 
@@ -271,6 +272,8 @@ AgentHandle World::spawn(Tree tree, SpawnOptions options) {
         }
     }
     ++live_;
+    if (input_observer_) input_observer_->on_spawn(handle, in_step_ ? pending_spawns_.back().tree : slot(index).agent->tree(),
+                                                   in_step_ ? pending_spawns_.back().options : options);
     free_when_idle();
     return handle;
 }
@@ -295,6 +298,7 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
 
 bool World::despawn(AgentHandle h) {
     if (!valid(h)) return false;
+    if (input_observer_) input_observer_->on_despawn(h);
     --live_;
     Slot& s = slot(h.index);
     if (s.state == State::Joining) {
@@ -374,6 +378,7 @@ void World::free_deferred() {
 bool World::set_tick_interval(AgentHandle h, std::uint32_t interval) {
     if (interval < 1) throw UsageError("World::set_tick_interval(): the interval must be >= 1");
     if (!valid(h)) return false;
+    if (input_observer_) input_observer_->on_tick_interval(h, interval);
     slot(h.index).interval = interval;  // a joining agent keeps it when it joins
     return true;
 }
@@ -397,7 +402,22 @@ bool World::resume(const ResumeHandle& handle, Status status) {
         throw UsageError(std::string("World::resume() needs Success or Failure, got ") + to_string(status));
     Agent* a = agent(handle.agent);
     // The serial check in Agent::resume keeps a handle of another world's agent in the same slot out.
-    return a && a->resume(handle, status);
+    const bool accepted = a && a->resume(handle, status);
+    if (input_observer_) input_observer_->on_resume(handle, status, accepted);
+    return accepted;
+}
+
+bool World::abort(AgentHandle h) {
+    Agent* a = agent(h);
+    if (!a) return false;
+    if (input_observer_) input_observer_->on_abort(h);
+    a->abort();
+    return true;
+}
+
+void World::set_input_observer(WorldInputObserver* observer) {
+    if (callback_running()) throw UsageError("World::set_input_observer during a frame: change it between frames");
+    input_observer_ = observer;
 }
 
 void World::Forwarder::on_event(const TraceEvent& event) {
@@ -578,6 +598,7 @@ FrameMetrics World::step(Duration dt) {
     if (dt.count() > limits::kMaxClockMicroseconds - now_)
         throw UsageError("World::step(): a dt of " + std::to_string(dt.count()) +
                          " us would move the world clock past its limit (2^61 us, about 73,000 years)");
+    if (input_observer_) input_observer_->on_step(dt);
     const auto wall_start = std::chrono::steady_clock::now();
     const std::uint64_t slot_errors_before = slot_errors();
     // Agents despawned between frames from callbacks are freed now, before the frame.
@@ -595,6 +616,7 @@ FrameMetrics World::step(Duration dt) {
 
     // Shared blackboards publish last frame's writes (and game code's since): the snapshot this frame reads.
     // (By index: a change slot may create a shared blackboard.)
+    if (input_observer_) input_observer_->on_publish();
     for (std::size_t i = 0; i < shared_.size(); ++i) shared_[i].blackboard->publish();
 
     // Deadlines that fall due in this frame wake their agents.
@@ -644,6 +666,7 @@ FrameMetrics World::step(Duration dt) {
     ++frame_;
     m.slot_errors = static_cast<std::uint32_t>(slot_errors() - slot_errors_before);
     m.wall_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall_start);
+    if (input_observer_) input_observer_->on_step_end(m);
     return m;
 }
 

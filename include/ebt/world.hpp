@@ -97,6 +97,35 @@ struct FrameMetrics {
     std::chrono::nanoseconds wall_time{0};
 };
 
+/// Hears every input game code gives a World, for a recorder (debug::Recorder): what a replay must
+/// feed a new World to run it again. Set with World::set_input_observer (one at a time, not owned);
+/// a World without one tests one pointer per call. Called synchronously from the World's functions,
+/// also when they are called from user callbacks during a frame; an observer must not call back into
+/// the world. An exception from it propagates to the caller of the world function (a recorder that
+/// cannot write its file).
+class WorldInputObserver {
+public:
+    virtual ~WorldInputObserver() = default;
+    /// World::step(dt), after its checks, before anything of the frame happens.
+    virtual void on_step(Duration dt) = 0;
+    /// In step(), just before the shared blackboards publish.
+    virtual void on_publish() = 0;
+    /// At the end of step(), after the frame's joins and frees.
+    virtual void on_step_end(const FrameMetrics& metrics) = 0;
+    /// A spawn that succeeded, with the handle it returns.
+    virtual void on_spawn(AgentHandle handle, const Tree& tree, const SpawnOptions& options) = 0;
+    /// A despawn of a live handle, before it takes effect (before any onTerminate it causes).
+    virtual void on_despawn(AgentHandle handle) = 0;
+    /// World::resume with a valid status, and whether it was accepted.
+    virtual void on_resume(const ResumeHandle& handle, Status status, bool accepted) = 0;
+    /// World::abort of a live agent, before it takes effect (before any onTerminate it causes).
+    virtual void on_abort(AgentHandle handle) = 0;
+    /// set_tick_interval of a live handle.
+    virtual void on_tick_interval(AgentHandle handle, std::uint32_t interval) = 0;
+    virtual void on_agent_budget(std::uint32_t agents) = 0;
+    virtual void on_create_shared(SharedBlackboard& blackboard) = 0;
+};
+
 class World : private detail::AgentHost {
 public:
     World();
@@ -146,13 +175,25 @@ public:
     /// UsageError for a status other than Success or Failure.
     bool resume(const ResumeHandle& handle, Status status);
 
+    /// Agent::abort() on an agent of this world, seen by the input observer (a recording replays it).
+    /// Returns false for a stale handle or an agent spawned during the current frame.
+    bool abort(AgentHandle handle);
+
     /// Changes an agent's LOD tick interval (>= 1). Returns false for a stale handle.
     bool set_tick_interval(AgentHandle handle, std::uint32_t interval);
 
     /// Step at most `agents` agents per frame (0 = no limit). Agents with work that did not fit are
     /// stepped first in the following frames (round robin from where the last frame stopped), so
     /// none starves; their dt accumulates meanwhile.
-    void set_agent_budget(std::uint32_t agents) noexcept { budget_ = agents; }
+    void set_agent_budget(std::uint32_t agents) {
+        if (input_observer_) input_observer_->on_agent_budget(agents);
+        budget_ = agents;
+    }
+
+    /// The input observer (see WorldInputObserver), or nullptr for none. Changing it from inside a
+    /// frame's callbacks is refused (UsageError).
+    void set_input_observer(WorldInputObserver* observer);
+    WorldInputObserver* input_observer() const noexcept { return input_observer_; }
 
     /// Advances the world by one frame of `dt`. Throws UsageError (changing nothing) for a negative
     /// dt or one that would move the world clock past limits::kMaxClockMicroseconds, and when called
@@ -307,6 +348,7 @@ private:
     std::uint32_t busy_ = 0;     // depth of world calls running user callbacks (freeing an agent)
     std::uint32_t routing_ = 0;  // depth of route(): subscriber lists are not compacted meanwhile
     std::vector<WorldListener*> listeners_;
+    WorldInputObserver* input_observer_ = nullptr;
     void attach_forwarders();  // after listeners_ changed: each agent's listener is its forwarder or its own
     bool in_step_ = false;
     bool closing_ = false;       // in ~World: spawns are refused

@@ -8,12 +8,15 @@
 //
 //   ebt_arena [--agents N] [--seconds S] [--hz H] [--seed N] [--mode poll|event] [--lod on|off]
 //             [--realtime] [--trace N] [--svg FILE] [--view N] [--dot FILE]
-//             [--log FILE [--log-agents N,M,...]] [--inspect PORT]
+//             [--log FILE [--log-agents N,M,...]] [--inspect PORT] [--record FILE]
 #include "arena_scenario.hpp"
 
 #include <ebt/debug/inspector.hpp>
 #include <ebt/debug/trace_log.hpp>
 #include <ebt/debug/views.hpp>
+#if EBT_HAS_XML
+#include <ebt/debug/record.hpp>
+#endif
 
 #include <algorithm>
 #include <cerrno>
@@ -60,6 +63,7 @@ void usage(std::FILE* out, const char* argv0) {
                  "                   guards) to FILE; read it with ebt_trace FILE\n"
                  "  --log-agents N,M only these guards in the log (default: all)\n"
                  "  --tree FILE      load the guards' tree from a BehaviorTree.CPP v4 XML file\n"
+                 "  --record FILE    record the run for ebt_replay (docs/debugging.md, \"Record and replay\")\n"
                  "                   (default: built in; samples/arena.xml is the same tree)\n"
                  "  --inspect PORT   serve the live inspector on http://127.0.0.1:PORT/ (0: a free port) and run\n"
                  "                   in real time until Ctrl-C (or --seconds, when given)\n"
@@ -162,6 +166,7 @@ int main(int argc, char** argv) {
     bool realtime = false;
     long long trace_guard = -1;
     std::string svg;
+    std::string record;
     long long view_guard = -1;
     std::string dot;
     std::string log_file;
@@ -205,6 +210,12 @@ int main(int argc, char** argv) {
             if (config.tree_file.empty()) fail(argv0, "--tree needs a file name");
 #if !EBT_HAS_XML
             fail(argv0, "--tree: this build of ebt has no XML support (configured with -DEBT_XML=OFF)");
+#endif
+        } else if (opt == "--record") {
+            record = value();
+            if (record.empty()) fail(argv0, "--record needs a file name");
+#if !EBT_HAS_XML
+            fail(argv0, "--record: this build of ebt has no XML support (configured with -DEBT_XML=OFF)");
 #endif
         } else if (opt == "--inspect") {
             inspect_port = parse_int(argv0, "--inspect", value(), 0, 65535);
@@ -266,6 +277,17 @@ int main(int argc, char** argv) {
 
     const auto setup_start = std::chrono::steady_clock::now();
     std::optional<Arena> holder;
+#if EBT_HAS_XML
+    // Declared after the arena, so that it stops (detaching from the world) before the world goes.
+    std::optional<debug::Recorder> recorder;
+    if (!record.empty()) {
+        config.instrument = [&](const Registry& actions, World& world) -> const Registry* {
+            recorder.emplace(actions);
+            recorder->start(world, record);
+            return &recorder->registry();
+        };
+    }
+#endif
     try {
         holder.emplace(config);
     } catch (const std::exception& e) {  // e.g. a --tree file that does not load: file:line:column and the problem
@@ -405,6 +427,18 @@ int main(int argc, char** argv) {
             return 1;
         }
     }
+#if EBT_HAS_XML
+    if (recorder) {
+        try {
+            recorder->stop();
+            std::printf("  recording:         %s (%llu frames; replay with ebt_replay)\n", record.c_str(),
+                        static_cast<unsigned long long>(recorder->frames()));
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: error: %s\n", argv0, e.what());
+            return 1;
+        }
+    }
+#endif
     if (!svg.empty()) {
         try {
             arena.write_svg(svg);

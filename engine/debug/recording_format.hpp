@@ -1,0 +1,145 @@
+// The recording file's vocabulary (docs/debugging.md, "Record and replay"): record tags, call kinds,
+// and the small helpers the recorder and the replay share (handles, value types, the lifecycle hash).
+// Engine-internal: included by engine/debug/recorder.cpp and engine/debug/replay.cpp only.
+#pragma once
+
+#include "binary_io.hpp"
+
+#include <ebt/blackboard.hpp>
+#include <ebt/detail/hash.hpp>
+#include <ebt/handles.hpp>
+#include <ebt/trace.hpp>
+#include <ebt/world.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+namespace ebt::debug::recording {
+
+using io::ByteReader;
+using io::ByteWriter;
+
+inline constexpr std::string_view kMagic{"EBTREC\0\0", 8};
+inline constexpr std::uint32_t kVersion = 1;
+
+/// The tag byte in front of every record.
+enum class Tag : std::uint8_t {
+    Tree = 1,
+    Shared = 2,
+    Declare = 3,
+    Spawn = 4,
+    Despawn = 5,
+    Resume = 6,
+    Abort = 7,
+    Interval = 8,
+    Budget = 9,
+    Write = 10,
+    SharedWrite = 11,
+    Step = 12,
+    Call = 13,
+    Condition = 14,
+    FrameEnd = 15,
+    End = 16,
+};
+inline constexpr std::uint8_t kLastTag = 16;
+
+/// Which callback of an action a Call record is.
+enum class CallKind : std::uint8_t { Initialize = 0, Update = 1, Terminate = 2 };
+inline const char* to_string(CallKind kind) {
+    switch (kind) {
+    case CallKind::Initialize: return "Initialize";
+    case CallKind::Update: return "Update";
+    case CallKind::Terminate: return "Terminate";
+    }
+    return "?";
+}
+
+/// Call record flags.
+inline constexpr std::uint8_t kSuspended = 1;  // the action suspended itself during the call
+inline constexpr std::uint8_t kThrew = 2;      // the callback threw (its message follows)
+
+inline void write_handle(ByteWriter& out, AgentHandle h) {
+    out.varint(h.index);
+    out.varint(h.generation);
+}
+inline AgentHandle read_handle(ByteReader& in) {
+    AgentHandle h;
+    h.index = static_cast<std::uint32_t>(in.varint_at_most(0xFFFFFFFF, "agent index"));
+    h.generation = static_cast<std::uint32_t>(in.varint_at_most(0xFFFFFFFF, "agent generation"));
+    return h;
+}
+
+/// The value types a recording holds (the XML literal types), by their TypeInfo::name.
+inline const std::array<const TypeInfo*, 7>& builtin_types() {
+    static const std::array<const TypeInfo*, 7> types{type_of<bool>(), type_of<int>(), type_of<unsigned>(), type_of<long>(),
+                                                      type_of<long long>(), type_of<float>(), type_of<double>()};
+    return types;
+}
+inline bool is_builtin(const TypeInfo* type) {
+    for (const TypeInfo* t : builtin_types())
+        if (t == type) return true;
+    return false;
+}
+inline const TypeInfo* builtin_named(std::string_view name) {
+    for (const TypeInfo* t : builtin_types())
+        if (name == t->name) return t;
+    return nullptr;
+}
+
+/// Calls f(T{}) with T the builtin type `type` is; UsageError for another type.
+template <class F> void with_builtin(const TypeInfo* type, F&& f) {
+    if (type == type_of<bool>()) f(bool{});
+    else if (type == type_of<int>()) f(int{});
+    else if (type == type_of<unsigned>()) f(unsigned{});
+    else if (type == type_of<long>()) f(long{});
+    else if (type == type_of<long long>()) f(static_cast<long long>(0));
+    else if (type == type_of<float>()) f(float{});
+    else if (type == type_of<double>()) f(double{});
+    else throw UsageError(std::string("recording: values of type '") + type->name + "' cannot be recorded");
+}
+
+/// Whether `bytes` hold a value of `type`: its size, and for bool 0 or 1 (other bytes are not a bool).
+inline bool valid_value(const TypeInfo* type, std::string_view bytes) {
+    if (!type || bytes.size() != type->size) return false;
+    return type != type_of<bool>() || static_cast<unsigned char>(bytes[0]) <= 1;
+}
+
+/// The World handle of an agent known by address (a condition sees only its blackboard's agent). Looked
+/// up in a map filled from World::handles(), refilled when an agent is not in it (a new one, or a
+/// freed agent's slot reused at the same address).
+class HandleCache {
+public:
+    AgentHandle find(World& world, const Agent* agent) {
+        const auto it = map_.find(agent);
+        if (it != map_.end() && world.agent(it->second) == agent) return it->second;
+        map_.clear();
+        for (const AgentHandle h : world.handles()) map_[world.agent(h)] = h;
+        const auto again = map_.find(agent);
+        return again == map_.end() ? AgentHandle{} : again->second;
+    }
+
+private:
+    std::unordered_map<const Agent*, AgentHandle> map_;
+};
+
+/// One agent's lifecycle events (Initialize, Update, Terminate) since the last frame end: how many,
+/// and a FNV-1a hash of each one's world frame, node, kind and status. The world frame, not the
+/// event's tick: an event between frames (an abort, a despawn) carries the agent's tick count, which
+/// differs between the modes for an agent that event mode let sleep.
+struct TraceDigest {
+    AgentHandle agent;
+    std::uint64_t events = 0;
+    detail::Fnv1a hash;
+    void add(std::uint64_t frame, const TraceEvent& e) {
+        ++events;
+        hash(frame);
+        hash(e.node);
+        hash(static_cast<std::uint8_t>(e.kind));
+        hash(static_cast<std::uint8_t>(e.status));
+    }
+};
+
+}  // namespace ebt::debug::recording

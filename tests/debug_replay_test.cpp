@@ -1,0 +1,379 @@
+// Record and replay (docs/debugging.md, "Record and replay"): a World recorded with debug::Recorder is
+// replayed by debug::Replay from the file alone, identically in both modes; a modified recording is
+// reported at its first divergence; bad files are refused with FileFormatError.
+#include "debug/binary_io.hpp"
+
+#include <ebt/debug/file_error.hpp>
+#include <ebt/debug/record.hpp>
+#include <ebt/debug/replay.hpp>
+#include <ebt/ebt.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+using namespace ebt;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::filesystem::path temp_file(const std::string& name) {
+    return std::filesystem::temp_directory_path() / ("ebt_replay_test_" + std::to_string(::getpid()) + "_" + name);
+}
+
+std::vector<std::byte> read_bytes(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::vector<char> c((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::vector<std::byte> b(c.size());
+    for (std::size_t i = 0; i < c.size(); ++i) b[i] = static_cast<std::byte>(c[i]);
+    return b;
+}
+
+/// The game of the main test: soldiers that patrol, attack while they see an enemy and have ammo
+/// (shouting to their squad when they run out), and move (a latent action the game finishes three
+/// frames later through World::resume) when their squad's alarm is up.
+struct Game {
+    struct Move {
+        ResumeHandle handle;
+        std::uint64_t due;
+    };
+    std::vector<Move> moves;
+    std::uint64_t frame = 0;
+    int resumes_accepted = 0;
+    int attacks = 0;
+    Registry registry;
+
+    Game() {
+        registry.add_action("Patrol", [](ActionContext&) { return Status::Running; });
+        ActionSpec attack;
+        attack.ports = {port<int>("ammo")};
+        attack.on_initialize = [this](ActionContext&) { ++attacks; };
+        attack.update = [](ActionContext& ctx) {
+            const int ammo = ctx.in<int>("ammo") - 1;
+            ctx.out("ammo", ammo);
+            return ammo > 0 ? Status::Running : Status::Success;
+        };
+        registry.add_action("Attack", attack);
+        ActionSpec shout;
+        shout.ports = {port<bool>("squad.alarm")};
+        shout.update = [](ActionContext& ctx) {
+            ctx.out("squad.alarm", true);
+            return Status::Success;
+        };
+        registry.add_action("Shout", shout);
+        registry.add_latent_action("MoveTo", [this](ActionContext&, const ResumeHandle& h) { moves.push_back(Move{h, frame + 3}); });
+        registry.add_condition("HasAmmo", [](const ConditionContext& ctx) { return ctx.in<int>("ammo") > 0; },
+                               {input_port<int>("ammo")});
+    }
+
+    static Tree tree(const Registry& r) {
+        return TreeBuilder("soldier", r)
+            .key<bool>("enemy_seen")
+            .key<int>("ammo", 2)
+            .shared_key<bool>("squad", "alarm")
+            .active_selector()
+                .sequence().label("engage").check("enemy_seen").condition("HasAmmo").action("Attack").action("Shout").back()
+                .sequence().label("respond").check("squad.alarm").action("MoveTo").back()
+                .action("Patrol")
+            .back()
+            .end();
+    }
+
+    /// 60 frames of a world: spawns at the start and mid-run, game writes, resumes, a despawn, an
+    /// abort, a tick interval, a shared write by game code. Returns the final state hash.
+    std::uint64_t run(World& world, const Tree& tree, Mode mode) {
+        SharedBlackboard& squad = world.create_shared("squad-0");
+        squad.declare<bool>("alarm", false);
+        std::vector<AgentHandle> soldiers;
+        const auto spawn = [&](std::uint64_t seed, int ammo) {
+            SpawnOptions o;
+            o.mode = mode;
+            o.seed = seed;
+            o.shared = {{"squad", &squad}};
+            o.blackboard = {{"ammo", ammo}};
+            soldiers.push_back(world.spawn(tree, std::move(o)));
+        };
+        spawn(1, 2);
+        spawn(2, 3);
+        spawn(3, 1);
+        for (frame = 0; frame < 60; ++frame) {
+            if (frame == 5) world.at(soldiers[0]).blackboard().set("enemy_seen", true);  // attacks, shouts
+            if (frame == 10) spawn(4, 2);
+            if (frame == 12) world.at(soldiers[3]).blackboard().set("enemy_seen", true);
+            if (frame == 20) world.despawn(soldiers[1]);  // moving: its MoveTo ends Aborted
+            if (frame == 25) world.abort(soldiers[2]);
+            if (frame == 30) squad.set("alarm", false);
+            if (frame == 35) world.set_tick_interval(soldiers[0], 2);
+            if (frame == 40) spawn(5, 1);  // takes the despawned soldier's slot
+            for (std::size_t i = 0; i < moves.size();) {
+                if (moves[i].due <= frame) {
+                    if (world.resume(moves[i].handle, Status::Success)) ++resumes_accepted;
+                    moves.erase(moves.begin() + static_cast<std::ptrdiff_t>(i));
+                } else {
+                    ++i;
+                }
+            }
+            world.step(50ms);
+        }
+        return world.state_hash();
+    }
+};
+
+/// Records one run of the game into `file`; returns the final state hash.
+std::uint64_t record_game(const std::filesystem::path& file, Mode mode, Game& game) {
+    debug::Recorder recorder(game.registry);
+    const Tree tree = Game::tree(recorder.registry());
+    World world;
+    recorder.start(world, file);
+    const std::uint64_t hash = game.run(world, tree, mode);
+    recorder.stop();
+    CHECK(recorder.frames() == 60);
+    return hash;
+}
+
+}  // namespace
+
+TEST_CASE("replay: a recorded world replays identically in both modes, from the file alone") {
+    const auto file = temp_file("game.ebtrec");
+    Game game;
+    const std::uint64_t hash = record_game(file, Mode::Event, game);
+    // The run did what it is meant to test: attacks, resumes accepted, the alarm shouted.
+    CHECK(game.attacks >= 2);
+    CHECK(game.resumes_accepted >= 2);
+
+    for (const Mode mode : {Mode::Event, Mode::Polling}) {
+        CAPTURE(static_cast<int>(mode));
+        debug::ReplayOptions options;
+        options.mode = mode;
+        debug::Replay replay(file, options);
+        CHECK(replay.run());
+        CHECK(replay.summary() == "identical after 60 frames");
+        CHECK(replay.finished());
+        CHECK(replay.world().state_hash() == hash);
+        CHECK(replay.world().size() == 4);
+        CHECK_FALSE(replay.step());
+    }
+    // As recorded (no mode given), one frame at a time.
+    debug::Replay replay(file);
+    int steps = 0;
+    while (replay.step()) ++steps;
+    CHECK(steps == 60);
+    CHECK(replay.summary() == "identical after 60 frames");
+    std::filesystem::remove(file);
+}
+
+TEST_CASE("replay: a recording made in polling mode replays in event mode") {
+    const auto file = temp_file("poll.ebtrec");
+    Game game;
+    const std::uint64_t hash = record_game(file, Mode::Polling, game);
+    debug::ReplayOptions options;
+    options.mode = Mode::Event;
+    debug::Replay replay(file, options);
+    CHECK(replay.run());
+    CHECK(replay.summary() == "identical after 60 frames");
+    CHECK(replay.world().state_hash() == hash);
+    std::filesystem::remove(file);
+}
+
+namespace {
+
+/// One agent whose only action runs for ever: frame after frame the same Update call, easy to find
+/// in the file. Records 10 frames and returns the file's bytes.
+std::vector<std::byte> record_one_action(const std::filesystem::path& file) {
+    Registry game;
+    game.add_action("Act", [](ActionContext&) { return Status::Running; });
+    debug::Recorder recorder(game);
+    const Tree tree = TreeBuilder("one", recorder.registry()).sequence().action("Act").back().end();
+    World world;
+    recorder.start(world, file);
+    world.spawn(tree);
+    for (int f = 0; f < 10; ++f) world.step(50ms);
+    recorder.stop();
+    return read_bytes(file);
+}
+
+/// Offsets of the status byte of each recorded "Update -> Running" call of agent {0, 1}, node 1
+/// (tag, index, generation, node, kind, status, flags, effect count).
+std::vector<std::size_t> running_updates(const std::vector<std::byte>& bytes) {
+    const std::uint8_t pattern[] = {13, 0, 1, 1, 1, 1, 0, 0};
+    std::vector<std::size_t> at;
+    for (std::size_t i = 0; i + sizeof pattern <= bytes.size(); ++i) {
+        bool same = true;
+        for (std::size_t k = 0; k < sizeof pattern && same; ++k) same = bytes[i + k] == static_cast<std::byte>(pattern[k]);
+        if (same) at.push_back(i + 5);
+    }
+    return at;
+}
+
+std::string replay_error(std::vector<std::byte> bytes) {
+    try {
+        debug::Replay replay(std::move(bytes), "rec");
+        replay.run();
+        return "no error: " + replay.summary();
+    } catch (const debug::FileFormatError& e) {
+        return e.what();
+    }
+}
+
+}  // namespace
+
+TEST_CASE("replay: a modified answer is reported at the first divergence, with frame, agent, node, expected and actual") {
+    const auto file = temp_file("one.ebtrec");
+    std::vector<std::byte> bytes = record_one_action(file);
+    std::filesystem::remove(file);
+    {
+        debug::Replay replay(bytes, "rec");
+        CHECK(replay.run());
+        CHECK(replay.summary() == "identical after 10 frames");
+    }
+    const std::vector<std::size_t> updates = running_updates(bytes);
+    REQUIRE(updates.size() == 10);  // one per frame
+    bytes[updates[3]] = static_cast<std::byte>(Status::Success);  // frame 3's update now answers Success
+
+    debug::Replay replay(bytes, "rec");
+    CHECK(replay.step());
+    CHECK(replay.step());
+    CHECK(replay.step());
+    CHECK_FALSE(replay.step());
+    REQUIRE(replay.divergence());
+    const debug::Divergence& d = *replay.divergence();
+    CHECK(d.frame == 3);
+    CHECK(d.agent == AgentHandle{0, 1});
+    CHECK(d.node == "/Sequence/Action 'Act'[0]");
+    CHECK(d.expected == "the end of the frame");
+    CHECK(d.actual == "Terminate(Success)");
+    CHECK(replay.summary() == "frame 3, agent {0, 1}, node /Sequence/Action 'Act'[0]: expected the end of the frame, got Terminate(Success)");
+    CHECK(replay.frames() == 3);
+    CHECK_FALSE(replay.step());  // stays stopped
+}
+
+TEST_CASE("replay: files that are not recordings, of another version, or cut short are refused with FileFormatError") {
+    const auto file = temp_file("bad.ebtrec");
+    const std::vector<std::byte> good = record_one_action(file);
+    std::filesystem::remove(file);
+
+    std::vector<std::byte> other_version = good;
+    other_version[8] = std::byte{2};
+    CHECK(replay_error(other_version) == "rec: byte 12: ebt recording format version 2; this build of ebt reads versions 1 to 1");
+
+    std::vector<std::byte> not_a_recording = good;
+    not_a_recording[0] = std::byte{'X'};
+    CHECK(replay_error(not_a_recording) == "rec: byte 0: not ebt recording (its first bytes are not the ebt recording magic)");
+
+    // Cut inside the first frame's tree record: its XML text starts at byte 19 (header 12, tag, "one", length).
+    CHECK(replay_error(std::vector<std::byte>(good.begin(), good.begin() + 20)) ==
+          "rec: byte 19: truncated: the file ends inside a string");
+    // Cut inside the last frame: the frames before it replay, then the error.
+    const std::vector<std::size_t> updates = running_updates(good);
+    CHECK(replay_error(std::vector<std::byte>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(updates[9]))) ==
+          "rec: byte " + std::to_string(updates[9]) + ": truncated: the file ends inside a byte");
+    // Without its end record (a game that stopped without Recorder::stop()): every whole frame replays.
+    CHECK(replay_error(std::vector<std::byte>(good.begin(), good.end() - 2)) == "no error: identical after 10 frames");
+
+    CHECK_THROWS_WITH_AS(debug::Replay(temp_file("missing.ebtrec")), doctest::Contains("byte 0: cannot open the file"),
+                         debug::FileFormatError);
+}
+
+TEST_CASE("World input observer: hears each input in order; World::abort; refused from inside a frame") {
+    struct Log final : WorldInputObserver {
+        std::vector<std::string> lines;
+        static std::string h(AgentHandle a) { return "{" + std::to_string(a.index) + "," + std::to_string(a.generation) + "}"; }
+        void on_step(Duration dt) override { lines.push_back("step " + std::to_string(dt.count())); }
+        void on_publish() override { lines.push_back("publish"); }
+        void on_step_end(const FrameMetrics& m) override { lines.push_back("end " + std::to_string(m.frame)); }
+        void on_spawn(AgentHandle a, const Tree& t, const SpawnOptions& o) override {
+            lines.push_back("spawn " + h(a) + " " + t.name() + " seed " + std::to_string(o.seed));
+        }
+        void on_despawn(AgentHandle a) override { lines.push_back("despawn " + h(a)); }
+        void on_resume(const ResumeHandle& r, Status s, bool ok) override {
+            lines.push_back("resume " + h(r.agent) + " " + to_string(s) + (ok ? " accepted" : " refused"));
+        }
+        void on_abort(AgentHandle a) override { lines.push_back("abort " + h(a)); }
+        void on_tick_interval(AgentHandle a, std::uint32_t n) override { lines.push_back("interval " + h(a) + " " + std::to_string(n)); }
+        void on_agent_budget(std::uint32_t n) override { lines.push_back("budget " + std::to_string(n)); }
+        void on_create_shared(SharedBlackboard& b) override { lines.push_back("shared " + b.name()); }
+    } log;
+    Registry r;
+    ResumeHandle pending;
+    World world;
+    r.add_latent_action("Wait", [&](ActionContext&, const ResumeHandle& h) { pending = h; });
+    r.add_action("Spawner", [&](ActionContext&) {
+        CHECK_THROWS_WITH_AS(world.set_input_observer(nullptr), "World::set_input_observer during a frame: change it between frames",
+                             UsageError);
+        return Status::Running;
+    });
+    const Tree waiter = TreeBuilder("waiter", r).action("Wait").end();
+    const Tree spawner = TreeBuilder("spawner", r).action("Spawner").end();
+    world.set_input_observer(&log);
+    CHECK(world.input_observer() == &log);
+    world.create_shared("squad");
+    SpawnOptions o;
+    o.seed = 7;
+    const AgentHandle a = world.spawn(waiter, o);
+    const AgentHandle b = world.spawn(spawner);
+    world.step(10ms);
+    CHECK(world.resume(pending, Status::Success));
+    CHECK_FALSE(world.resume(pending, Status::Success));
+    world.set_tick_interval(a, 3);
+    world.set_agent_budget(5);
+    CHECK(world.abort(a));
+    CHECK(world.despawn(b));
+    CHECK_FALSE(world.abort(b));  // stale: not heard
+    world.set_input_observer(nullptr);
+    world.step(10ms);  // not heard
+    CHECK(log.lines == std::vector<std::string>{"shared squad", "spawn {0,1} waiter seed 7", "spawn {1,1} spawner seed 0",
+                                                "step 10000", "publish", "end 0", "resume {0,1} Success accepted",
+                                                "resume {0,1} Success refused", "interval {0,1} 3", "budget 5", "abort {0,1}",
+                                                "despawn {1,1}"});
+}
+
+TEST_CASE("replay: every one-byte corruption of a recording replays, diverges or is refused with FileFormatError") {
+    // A cheap relative of fuzz/recording_fuzzer.cpp that runs in every build (and under the sanitizers).
+    const auto file = temp_file("corrupt.ebtrec");
+    const std::vector<std::byte> good = record_one_action(file);
+    std::filesystem::remove(file);
+    int refused = 0, diverged = 0, identical = 0;
+    for (std::size_t i = 0; i < good.size(); ++i) {
+        for (const unsigned flip : {0x01u, 0x80u, 0xFFu}) {
+            std::vector<std::byte> bytes = good;
+            bytes[i] ^= static_cast<std::byte>(flip);
+            try {
+                debug::Replay replay(std::move(bytes), "rec");
+                if (replay.run()) ++identical;
+                else ++diverged;
+            } catch (const debug::FileFormatError&) {
+                ++refused;
+            }
+        }
+    }
+    CHECK(refused > 0);
+    CHECK(diverged > 0);
+    MESSAGE("of ", 3 * good.size(), " corruptions: ", refused, " refused, ", diverged, " diverged, ", identical, " identical");
+}
+
+TEST_CASE("replay: a value that is not one of its type (a bool byte of 32) is refused, not stored") {
+    // Found by fuzz/recording_fuzzer.cpp: raw bytes went into a shared blackboard's bool.
+    debug::io::ByteWriter w;
+    w.header(std::string_view("EBTREC\0\0", 8), 1);
+    w.u8(2);  // Shared "squad"
+    w.string("squad");
+    w.u8(3);  // Declare: shared 0, key "alarm", bool, published 32, pending 0
+    w.varint(0);
+    w.string("alarm");
+    w.string("bool");
+    w.string(std::string_view("\x20", 1));
+    w.string(std::string_view("\0", 1));
+    w.u8(12);  // Step 50 ms
+    w.varint(50000);
+    w.u8(15);  // FrameEnd: hash, no agents
+    w.u64(0);
+    w.varint(0);
+    debug::Replay replay(w.bytes(), "rec");
+    // A record is applied after its whole frame was read: the offset is the end of that frame.
+    CHECK_THROWS_WITH_AS(replay.step(), "rec: byte 50: corrupt: key 'alarm' of type 'bool'", debug::FileFormatError);
+}
