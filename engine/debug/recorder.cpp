@@ -189,7 +189,10 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
         for (const InitialValue& v : options.blackboard) {
             w.string(v.key);
             w.string(v.type->name);
-            w.string(std::string_view(reinterpret_cast<const char*>(v.bytes.data()), v.bytes.size()));
+            if (!recording::is_builtin(v.type))
+                throw UsageError("Recorder: the initial value of key '" + v.key + "' has the type '" + v.type->name +
+                                 "', which a recording cannot hold (bool, int, unsigned, long, long long, float, double)");
+            w.string(std::string_view(static_cast<const char*>(v.value.data()), v.type->size));
         }
     }
     void on_despawn(AgentHandle handle) override { recording::write_handle(record(Tag::Despawn), handle); }

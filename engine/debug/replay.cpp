@@ -393,7 +393,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
                     } else if (text.size() >= 2 && text.front() == '{' && text.back() == '}') {
                         port.default_key(text.substr(1, text.size() - 2));
                     } else {
-                        std::vector<std::byte> value(port.type->size);
+                        Value value(port.type);
                         if (!xml::parse_value(port.type, text, value.data()))
                             in.fail("tree " + std::to_string(tree_number) + ": bad default '" + text + "' of port '" + port.name + "'");
                         port.fallback = PortDefault{PortDefault::Kind::Value, {}, port.type, std::move(value), {}};
