@@ -98,7 +98,7 @@ TEST_CASE("inspector: the state and the agent list of a small world, exact JSON"
     auto r = inspector.handle("GET", "/api/state");
     CHECK(r.status == 200);
     CHECK(r.content_type == "application/json");
-    CHECK(r.body == R"({"frame":0,"time_us":0,"agents":2,"paused":false})");
+    CHECK(r.body == R"({"frame":0,"time_us":0,"agents":2,"paused":false,"read_only":false})");
     // Nothing published yet: snapshots are made between frames, for whoever asked.
     CHECK(inspector.handle("GET", "/api/agents").body == R"({"pending":true,"total":0,"matched":0,"agents":[]})");
 
@@ -113,7 +113,7 @@ TEST_CASE("inspector: the state and the agent list of a small world, exact JSON"
     REQUIRE(inspector.before_frame());
     inspector.after_frame(g.world.step(50ms));
     REQUIRE(inspector.before_frame());
-    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":2,"time_us":100000,"agents":2,"paused":false})");
+    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":2,"time_us":100000,"agents":2,"paused":false,"read_only":false})");
     // Search by the running behavior (the deepest running node's label or path), case-insensitive.
     CHECK(inspector.handle("GET", "/api/agents?q=ATTACK").body ==
           R"({"pending":false,"frame":2,"total":2,"matched":1,"agents":[)"
@@ -229,7 +229,7 @@ TEST_CASE("inspector: nobody watching: no snapshots and no listener") {
     }
     CHECK(inspector.handle("GET", "/api/agents").body == R"({"pending":true,"total":0,"matched":0,"agents":[]})");
     // The state is always current.
-    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":3,"time_us":150000,"agents":2,"paused":false})");
+    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":3,"time_us":150000,"agents":2,"paused":false,"read_only":false})");
 }
 
 TEST_CASE("inspector: pause, single step and resume are applied between frames") {
@@ -455,4 +455,72 @@ TEST_CASE("inspector: a busy port is refused with the port in the message") {
     } catch (const std::system_error& e) {
         CHECK(std::string(e.what()).rfind("inspector: cannot listen on 127.0.0.1:" + std::to_string(first.port()), 0) == 0);
     }
+}
+
+TEST_CASE("inspector: an address that is not loopback needs a token, and every request must carry it") {
+    Guards g;
+    debug::InspectorOptions o;
+    o.address = "0.0.0.0";
+    try {
+        debug::Inspector refused(g.world, o);
+        FAIL("bound 0.0.0.0 without a token");
+    } catch (const UsageError& e) {
+        CHECK(std::string(e.what()) ==
+              "inspector: binding 0.0.0.0 (not loopback) needs InspectorOptions::token: without it anyone who can "
+              "reach that address could pause the world and write blackboards");
+    }
+    CHECK(g.world.listeners().empty());  // the world is untouched
+
+    o.token = "s3cret";
+    o.request_timeout = 300ms;
+    debug::Inspector inspector(g.world, o);
+    const std::string port = std::to_string(inspector.port());
+    CHECK(inspector.url() == "http://0.0.0.0:" + port + "/?token=s3cret");
+    // With a token the Host may be any name the machine is reached by.
+    const std::string host = "Host: gameserver.lan:" + port + "\r\n";
+
+    std::string r = http_exchange(inspector.port(), "GET /api/state HTTP/1.1\r\n" + host + "\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 401 Unauthorized");
+    CHECK(body_of(r) ==
+          R"({"error":"this inspector needs its token: send the header X-Ebt-Token, or open the page as /?token=TOKEN"})");
+    r = http_exchange(inspector.port(), "GET /api/state HTTP/1.1\r\n" + host + "X-Ebt-Token: s3cre\r\n\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 401 Unauthorized");
+    r = http_exchange(inspector.port(), "GET /?token=wrong HTTP/1.1\r\n" + host + "\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 401 Unauthorized");
+
+    r = http_exchange(inspector.port(), "GET /api/state HTTP/1.1\r\n" + host + "X-Ebt-Token: s3cret\r\n\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 200 OK");
+    CHECK(body_of(r) == R"({"frame":0,"time_us":0,"agents":2,"paused":false,"read_only":false})");
+    r = http_exchange(inspector.port(), "GET /?token=s3cret HTTP/1.1\r\n" + host + "\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 200 OK");
+    CHECK(body_of(r) == debug::Inspector::page());
+    // A command without the token is refused before it is queued.
+    r = http_exchange(inspector.port(), "POST /api/pause HTTP/1.1\r\n" + host + "X-Ebt-Inspector: 1\r\nContent-Length: 0\r\n\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 401 Unauthorized");
+    CHECK(inspector.before_frame());
+    CHECK_FALSE(inspector.paused());
+}
+
+TEST_CASE("inspector: read_only refuses every command with 403 and applies none") {
+    Guards g;
+    debug::InspectorOptions o = offline();
+    o.read_only = true;
+    o.command_timeout = 20ms;
+    debug::Inspector inspector(g.world, o);
+    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":0,"time_us":0,"agents":2,"paused":false,"read_only":true})");
+    const std::string h = handle_text(g.a);
+    for (const char* path : {"/api/pause", "/api/resume", "/api/step", "/api/abort", "/api/write"}) {
+        const auto r = inspector.handle("POST", path, "handle=" + h + "&key=hp&value=1");
+        CHECK(r.status == 403);
+        CHECK(r.body == R"({"error":"the inspector is read-only (InspectorOptions::read_only): )" + std::string(path) +
+                            R"( is disabled"})");
+    }
+    CHECK(inspector.before_frame());  // nothing was queued
+    CHECK_FALSE(inspector.paused());
+    inspector.after_frame(g.world.step(50ms));
+    CHECK(g.world.at(g.a).blackboard().get<int>("hp") == 100);
+    CHECK(g.world.at(g.a).status() == Status::Running);
+    // Reading still works; the page hides its command buttons (body.read-only .command).
+    CHECK(inspector.handle("GET", "/api/agents").status == 200);
+    CHECK(debug::Inspector::page().find("body.read-only .command { display:none; }") != std::string_view::npos);
 }

@@ -470,7 +470,7 @@ struct Inspector::Impl : WorldListener {
     std::string state_json() {
         std::lock_guard lock(mutex);
         return dump(Json{{"frame", shared.frame}, {"time_us", shared.now}, {"agents", shared.agents},
-                         {"paused", shared.paused}});
+                         {"paused", shared.paused}, {"read_only", options.read_only}});
     }
 
     std::string metrics_json() {
@@ -613,6 +613,9 @@ struct Inspector::Impl : WorldListener {
         const auto it = commands.find(path);
         if (it == commands.end()) return json(404, json_error("no such page: " + std::string(path)));
         if (!post) return json(405, json_error("use POST for " + std::string(path)));
+        if (options.read_only)
+            return json(403, json_error("the inspector is read-only (InspectorOptions::read_only): " + std::string(path) +
+                                        " is disabled"));
         Command c;
         c.kind = it->second;
         if (c.kind == CommandKind::Write || c.kind == CommandKind::Abort) {
@@ -630,14 +633,48 @@ struct Inspector::Impl : WorldListener {
     }
 };
 
-Inspector::Inspector(World& world, InspectorOptions options) : impl_(std::make_unique<Impl>(world, options)) {
+namespace {
+
+bool is_loopback(std::string_view address) {
+    return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
+}
+
+/// Compares without stopping at the first difference (the time taken tells nothing of the token).
+bool same_token(std::string_view given, std::string_view token) {
+    unsigned char diff = given.size() == token.size() ? 0 : 1;
+    for (std::size_t i = 0; i < given.size(); ++i)
+        diff |= static_cast<unsigned char>(given[i] ^ token[i % token.size()]);
+    return diff == 0;
+}
+
+}  // namespace
+
+Inspector::Inspector(World& world, InspectorOptions options) {
+    if (options.serve && !is_loopback(options.address) && options.token.empty())
+        throw UsageError("inspector: binding " + options.address +
+                         " (not loopback) needs InspectorOptions::token: without it anyone who can reach that "
+                         "address could pause the world and write blackboards");
+    impl_ = std::make_unique<Impl>(world, options);
     impl_->publish_state();
     if (options.serve) {
         Impl* impl = impl_.get();
-        impl_->server = std::make_unique<http::Server>("127.0.0.1", options.port, options.request_timeout, [impl](const http::Request& r) {
+        impl_->server = std::make_unique<http::Server>(options.address, options.port, options.request_timeout, [impl](const http::Request& r) {
+            const std::string& token = impl->options.token;
+            if (!token.empty()) {
+                std::string given = r.token;
+                const std::size_t question = r.target.find('?');
+                if (given.empty() && question != std::string::npos)
+                    http::form_value(std::string_view(r.target).substr(question + 1), "token", given);
+                if (!same_token(given, token))
+                    return http::Response{401, "application/json",
+                                          json_error("this inspector needs its token: send the header X-Ebt-Token, "
+                                                     "or open the page as /?token=TOKEN")};
+            }
             // (a request can come before bound_port is set only when options.port names the port)
             const std::string port = std::to_string(impl->options.port ? impl->options.port : impl->bound_port.load());
-            if (r.host != "127.0.0.1:" + port && r.host != "localhost:" + port)
+            // Without a token, the Host check keeps pages of other sites out (DNS rebinding); with
+            // one, the token does.
+            if (token.empty() && r.host != "127.0.0.1:" + port && r.host != "localhost:" + port)
                 return http::Response{403, "application/json",
                                       json_error("the inspector answers requests for 127.0.0.1:" + port +
                                                  " or localhost:" + port + " only")};
@@ -662,7 +699,12 @@ Inspector::~Inspector() {
 }
 
 std::uint16_t Inspector::port() const noexcept { return impl_->server ? impl_->server->port() : 0; }
-std::string Inspector::url() const { return "http://127.0.0.1:" + std::to_string(port()) + "/"; }
+std::string Inspector::url() const {
+    const std::string& address = impl_->options.address;
+    const std::string host = address.find(':') != std::string::npos ? "[" + address + "]" : address;
+    return "http://" + host + ":" + std::to_string(port()) + "/" +
+           (impl_->options.token.empty() ? "" : "?token=" + impl_->options.token);
+}
 bool Inspector::before_frame() { return impl_->before_frame(); }
 void Inspector::after_frame(const FrameMetrics& metrics) { impl_->after_frame(metrics); }
 bool Inspector::paused() const noexcept { return impl_->paused; }
