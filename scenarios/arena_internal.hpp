@@ -80,6 +80,7 @@ struct Arena::Guard {
     int waypoint = 0;           // next waypoint of the squad's route
     int target = -1;            // intruder it perceives as its enemy
     std::uint32_t interval = 1; // LOD tick interval given to the World
+    bool seen = false;          // enemy_seen as last perceived
     bool low = false;           // health_low as last perceived (hysteresis)
     bool dead = false;          // enemy_dead as last perceived
     Activity activity = Activity::Patrol;

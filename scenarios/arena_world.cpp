@@ -206,6 +206,7 @@ int Arena::nearest_intruder(Vec2 p, double radius) const {
 void Arena::perceive() {
     for (std::size_t i = 0; i < guards_.size(); ++i) {
         Guard& g = guards_[i];
+        const bool was_seen = g.seen, was_low = g.low, was_dead = g.dead;
         bool lost_to_death = false;
         if (g.target >= 0) {
             const Intruder& foe = intruders_[static_cast<std::size_t>(g.target)];
@@ -222,10 +223,14 @@ void Arena::perceive() {
             else if (lost_to_death) g.dead = true;
         }
         g.low = g.health < kLowHealth || (g.low && g.health < kHealthyAgain);
+        g.seen = g.target >= 0;
+        // Written only when the perception changes (for the tree, equal writes are no-ops anyway): a
+        // value written from outside, e.g. from the live inspector's page, holds until the guard
+        // perceives something new.
         Blackboard& bb = world_->at(g.handle).blackboard();
-        bb.set(key_seen_, g.target >= 0);  // equal values are no-ops
-        bb.set(key_low_, g.low);
-        bb.set(key_dead_, g.dead);
+        if (g.seen != was_seen) bb.set(key_seen_, g.seen);
+        if (g.low != was_low) bb.set(key_low_, g.low);
+        if (g.dead != was_dead) bb.set(key_dead_, g.dead);
     }
 }
 

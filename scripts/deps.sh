@@ -4,7 +4,8 @@
 # ebt_configure BUILD_DIR BUILD_TYPE: the one cmake configure both scripts run.
 #
 # Makes sure the Debian packages ebt needs are installed:
-#   cmake g++ make libboost-dev doctest-dev libpugixml-dev graphviz
+#   cmake g++ make pkg-config libboost-dev doctest-dev libpugixml-dev graphviz
+#   libcpp-httplib-dev nlohmann-json3-dev (the live inspector's HTTP server and JSON)
 #   (graphviz: the tests check that the tree views' DOT output renders; scripts/views.sh)
 #   + libbenchmark-dev when bench/CMakeLists.txt exists
 # Missing packages are installed with apt-get when running as root; otherwise
@@ -16,7 +17,8 @@ ebt_log() { printf '[ebt] %s\n' "$*" >&2; }
 EBT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 ebt_required_packages() {
-  local pkgs=(cmake g++ make libboost-dev doctest-dev libpugixml-dev graphviz)
+  local pkgs=(cmake g++ make pkg-config libboost-dev doctest-dev libpugixml-dev graphviz
+    libcpp-httplib-dev nlohmann-json3-dev)
   if [[ -f "$EBT_ROOT/bench/CMakeLists.txt" ]]; then
     pkgs+=(libbenchmark-dev)
   fi

@@ -98,7 +98,7 @@ TEST_CASE("inspector: the state and the agent list of a small world, exact JSON"
     auto r = inspector.handle("GET", "/api/state");
     CHECK(r.status == 200);
     CHECK(r.content_type == "application/json");
-    CHECK(r.body == R"({"frame":0,"time_us":0,"agents":2,"paused":false})");
+    CHECK(r.body == R"({"frame":0,"time_us":0,"agents":2,"paused":false,"read_only":false})");
     // Nothing published yet: snapshots are made between frames, for whoever asked.
     CHECK(inspector.handle("GET", "/api/agents").body == R"({"pending":true,"total":0,"matched":0,"agents":[]})");
 
@@ -113,7 +113,7 @@ TEST_CASE("inspector: the state and the agent list of a small world, exact JSON"
     REQUIRE(inspector.before_frame());
     inspector.after_frame(g.world.step(50ms));
     REQUIRE(inspector.before_frame());
-    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":2,"time_us":100000,"agents":2,"paused":false})");
+    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":2,"time_us":100000,"agents":2,"paused":false,"read_only":false})");
     // Search by the running behavior (the deepest running node's label or path), case-insensitive.
     CHECK(inspector.handle("GET", "/api/agents?q=ATTACK").body ==
           R"({"pending":false,"frame":2,"total":2,"matched":1,"agents":[)"
@@ -126,7 +126,9 @@ TEST_CASE("inspector: the state and the agent list of a small world, exact JSON"
 
     CHECK(inspector.handle("GET", "/api/agents?limit=x").status == 400);
     CHECK(inspector.handle("GET", "/api/agents?limit=x").body == R"({"error":"limit must be a number from 0 to 9999, got 'x'"})");
-    CHECK(inspector.handle("GET", "/api/agents?q=%zz").status == 400);
+    // A bad %-escape is taken as it is (httplib's query decoding): it matches nothing.
+    CHECK(inspector.handle("GET", "/api/agents?q=%zz").body ==
+          R"({"pending":false,"frame":2,"total":2,"matched":0,"agents":[]})");
     CHECK(inspector.handle("GET", "/api/nothing").status == 404);
     CHECK(inspector.handle("POST", "/api/state").status == 405);
     CHECK(inspector.handle("GET", "/api/pause").status == 405);
@@ -210,8 +212,8 @@ TEST_CASE("inspector: the metrics history keeps the last frames, exact JSON") {
         inspector.after_frame(m);
     }
     CHECK(inspector.handle("GET", "/api/metrics").body ==
-          R"({"frames":[{"frame":1,"wall_ms":2.500,"events":11,"agents":2,"guards":1,"updates":2},)"
-          R"({"frame":2,"wall_ms":3.750,"events":12,"agents":2,"guards":2,"updates":2}]})");
+          R"({"frames":[{"frame":1,"wall_ms":2.5,"events":11,"agents":2,"guards":1,"updates":2},)"
+          R"({"frame":2,"wall_ms":3.75,"events":12,"agents":2,"guards":2,"updates":2}]})");
 }
 
 TEST_CASE("inspector: nobody watching: no snapshots and no listener") {
@@ -227,7 +229,7 @@ TEST_CASE("inspector: nobody watching: no snapshots and no listener") {
     }
     CHECK(inspector.handle("GET", "/api/agents").body == R"({"pending":true,"total":0,"matched":0,"agents":[]})");
     // The state is always current.
-    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":3,"time_us":150000,"agents":2,"paused":false})");
+    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":3,"time_us":150000,"agents":2,"paused":false,"read_only":false})");
 }
 
 TEST_CASE("inspector: pause, single step and resume are applied between frames") {
@@ -322,7 +324,9 @@ TEST_CASE("inspector: a command nobody applies times out and is dropped") {
 namespace inspector_test {
 
 /// Sends `request` to 127.0.0.1:port and returns everything the server answered before closing.
-std::string http_exchange(std::uint16_t port, const std::string& request, bool half_close = true) {
+/// (The server answers one request per connection and closes it. A client that half-closes its side
+/// before the answer is taken as gone by httplib and gets none.)
+std::string http_exchange(std::uint16_t port, const std::string& request, bool half_close = false) {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     REQUIRE(fd >= 0);
     timeval tv{10, 0};
@@ -362,6 +366,7 @@ TEST_CASE("inspector: the HTTP server on 127.0.0.1: the page, the JSON, a comman
     Guards g;
     debug::InspectorOptions o;
     o.port = 0;  // a free port
+    o.request_timeout = 300ms;  // the requests below that never finish are refused after this
     debug::Inspector inspector(g.world, o);
     const std::uint16_t port = inspector.port();
     REQUIRE(port != 0);
@@ -400,22 +405,25 @@ TEST_CASE("inspector: the HTTP server on 127.0.0.1: the page, the JSON, a comman
 
     // Bad requests: 400, and the server carries on.
     CHECK(status_line(http_exchange(port, "GARBAGE\r\n\r\n")) == "HTTP/1.1 400 Bad Request");
-    CHECK(body_of(http_exchange(port, "GARBAGE\r\n\r\n")) == "bad request: malformed request line\n");
-    CHECK(status_line(http_exchange(port, "GET nothing HTTP/1.1\r\n\r\n")) == "HTTP/1.1 400 Bad Request");
+    CHECK(body_of(http_exchange(port, "GARBAGE\r\n\r\n")) ==
+          "bad request: malformed, or not sent whole within the read timeout\n");
+    CHECK(status_line(http_exchange(port, "GET nothing HTTP/1.1\r\n" + host + "\r\n")) == "HTTP/1.1 404 Not Found");
     CHECK(status_line(http_exchange(port, "GET / HTTP/2.0\r\n\r\n")) == "HTTP/1.1 400 Bad Request");
+    // A chunked body that never ends: httplib waits for it, then refuses the request.
     CHECK(status_line(http_exchange(port, "POST /api/step HTTP/1.1\r\n" + host +
                                               "Transfer-Encoding: chunked\r\n\r\n")) == "HTTP/1.1 400 Bad Request");
-    CHECK(status_line(http_exchange(port, "GET / HTTP/1.1\r\nContent-Length: x\r\n\r\n")) == "HTTP/1.1 400 Bad Request");
     CHECK(status_line(http_exchange(port, "GET /api/agent?handle=x HTTP/1.1\r\n" + host + "\r\n")) ==
           "HTTP/1.1 400 Bad Request");
     CHECK(status_line(http_exchange(port, "GET /nothing HTTP/1.1\r\n" + host + "\r\n")) == "HTTP/1.1 404 Not Found");
-    // Too large: headers past 8 KiB, a body past 16 KiB.
-    CHECK(status_line(http_exchange(port, "GET / HTTP/1.1\r\nX: " + std::string(9000, 'a') + "\r\n\r\n")) ==
-          "HTTP/1.1 413 Content Too Large");
-    CHECK(status_line(http_exchange(port, "POST /api/write HTTP/1.1\r\n" + host + "Content-Length: 20000\r\n\r\n")) ==
-          "HTTP/1.1 413 Content Too Large");
+    // Too large: a header line past 8 KiB (httplib: 400), a body past 16 KiB (413; httplib reads and
+    // drops what comes of it, here nothing until the read timeout).
+    CHECK(status_line(http_exchange(port, "GET / HTTP/1.1\r\n" + host + "X: " + std::string(9000, 'a') + "\r\n\r\n")) ==
+          "HTTP/1.1 400 Bad Request");
+    r = http_exchange(port, "POST /api/write HTTP/1.1\r\n" + host + "X-Ebt-Inspector: 1\r\nContent-Length: 20000\r\n\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 413 Payload Too Large");
+    CHECK(body_of(r) == "request body larger than 16384 bytes\n");
     // A client that sends half a request and hangs up does not disturb the next one.
-    http_exchange(port, "GET /api/sta");
+    http_exchange(port, "GET /api/sta", true);
     r = http_exchange(port, "GET /api/state HTTP/1.1\r\n" + host + "\r\n");
     CHECK(status_line(r) == "HTTP/1.1 200 OK");
     CHECK(body_of(r).find("\"paused\":true") != std::string::npos);
@@ -424,15 +432,16 @@ TEST_CASE("inspector: the HTTP server on 127.0.0.1: the page, the JSON, a comman
     CHECK(g.world.at(g.a).blackboard().get<int>("hp") == 7);
 }
 
-TEST_CASE("inspector: a client that does not finish its request in time gets 408") {
+TEST_CASE("inspector: a client that does not finish its request in time gets 400 and is closed") {
     Guards g;
     debug::InspectorOptions o;
     o.request_timeout = 300ms;
     debug::Inspector inspector(g.world, o);
-    // Half a request, then nothing more, the connection left open: answered at the deadline.
+    // Half a request, then nothing more, the connection left open: answered when httplib's read
+    // times out (it answers 400, not 408).
     const std::string r = http_exchange(inspector.port(), "GET /api/state HTTP/1.1\r\n", false);
-    CHECK(status_line(r) == "HTTP/1.1 408 Request Timeout");
-    CHECK(body_of(r) == "the request did not arrive in time\n");
+    CHECK(status_line(r) == "HTTP/1.1 400 Bad Request");
+    CHECK(body_of(r) == "bad request: malformed, or not sent whole within the read timeout\n");
 }
 
 TEST_CASE("inspector: a busy port is refused with the port in the message") {
@@ -446,4 +455,72 @@ TEST_CASE("inspector: a busy port is refused with the port in the message") {
     } catch (const std::system_error& e) {
         CHECK(std::string(e.what()).rfind("inspector: cannot listen on 127.0.0.1:" + std::to_string(first.port()), 0) == 0);
     }
+}
+
+TEST_CASE("inspector: an address that is not loopback needs a token, and every request must carry it") {
+    Guards g;
+    debug::InspectorOptions o;
+    o.address = "0.0.0.0";
+    try {
+        debug::Inspector refused(g.world, o);
+        FAIL("bound 0.0.0.0 without a token");
+    } catch (const UsageError& e) {
+        CHECK(std::string(e.what()) ==
+              "inspector: binding 0.0.0.0 (not loopback) needs InspectorOptions::token: without it anyone who can "
+              "reach that address could pause the world and write blackboards");
+    }
+    CHECK(g.world.listeners().empty());  // the world is untouched
+
+    o.token = "s3cret";
+    o.request_timeout = 300ms;
+    debug::Inspector inspector(g.world, o);
+    const std::string port = std::to_string(inspector.port());
+    CHECK(inspector.url() == "http://0.0.0.0:" + port + "/?token=s3cret");
+    // With a token the Host may be any name the machine is reached by.
+    const std::string host = "Host: gameserver.lan:" + port + "\r\n";
+
+    std::string r = http_exchange(inspector.port(), "GET /api/state HTTP/1.1\r\n" + host + "\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 401 Unauthorized");
+    CHECK(body_of(r) ==
+          R"({"error":"this inspector needs its token: send the header X-Ebt-Token, or open the page as /?token=TOKEN"})");
+    r = http_exchange(inspector.port(), "GET /api/state HTTP/1.1\r\n" + host + "X-Ebt-Token: s3cre\r\n\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 401 Unauthorized");
+    r = http_exchange(inspector.port(), "GET /?token=wrong HTTP/1.1\r\n" + host + "\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 401 Unauthorized");
+
+    r = http_exchange(inspector.port(), "GET /api/state HTTP/1.1\r\n" + host + "X-Ebt-Token: s3cret\r\n\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 200 OK");
+    CHECK(body_of(r) == R"({"frame":0,"time_us":0,"agents":2,"paused":false,"read_only":false})");
+    r = http_exchange(inspector.port(), "GET /?token=s3cret HTTP/1.1\r\n" + host + "\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 200 OK");
+    CHECK(body_of(r) == debug::Inspector::page());
+    // A command without the token is refused before it is queued.
+    r = http_exchange(inspector.port(), "POST /api/pause HTTP/1.1\r\n" + host + "X-Ebt-Inspector: 1\r\nContent-Length: 0\r\n\r\n");
+    CHECK(status_line(r) == "HTTP/1.1 401 Unauthorized");
+    CHECK(inspector.before_frame());
+    CHECK_FALSE(inspector.paused());
+}
+
+TEST_CASE("inspector: read_only refuses every command with 403 and applies none") {
+    Guards g;
+    debug::InspectorOptions o = offline();
+    o.read_only = true;
+    o.command_timeout = 20ms;
+    debug::Inspector inspector(g.world, o);
+    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":0,"time_us":0,"agents":2,"paused":false,"read_only":true})");
+    const std::string h = handle_text(g.a);
+    for (const char* path : {"/api/pause", "/api/resume", "/api/step", "/api/abort", "/api/write"}) {
+        const auto r = inspector.handle("POST", path, "handle=" + h + "&key=hp&value=1");
+        CHECK(r.status == 403);
+        CHECK(r.body == R"({"error":"the inspector is read-only (InspectorOptions::read_only): )" + std::string(path) +
+                            R"( is disabled"})");
+    }
+    CHECK(inspector.before_frame());  // nothing was queued
+    CHECK_FALSE(inspector.paused());
+    inspector.after_frame(g.world.step(50ms));
+    CHECK(g.world.at(g.a).blackboard().get<int>("hp") == 100);
+    CHECK(g.world.at(g.a).status() == Status::Running);
+    // Reading still works; the page hides its command buttons (body.read-only .command).
+    CHECK(inspector.handle("GET", "/api/agents").status == 200);
+    CHECK(debug::Inspector::page().find("body.read-only .command { display:none; }") != std::string_view::npos);
 }

@@ -12,9 +12,12 @@
 
 #include "debug/inspector_http.hpp"
 
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
+#include <atomic>
 #include <condition_variable>
-#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -28,37 +31,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// ---- JSON --------------------------------------------------------------------------------------
+// ---- JSON (nlohmann-json; ordered, so that keys come in the order written) ---------------------
 
-void append_json_string(std::string& out, std::string_view s) {
-    out += '"';
-    for (const char c : s) {
-        switch (c) {
-        case '"': out += "\\\""; break;
-        case '\\': out += "\\\\"; break;
-        case '\n': out += "\\n"; break;
-        case '\r': out += "\\r"; break;
-        case '\t': out += "\\t"; break;
-        default:
-            if (static_cast<unsigned char>(c) < 0x20) {
-                char buf[8];
-                std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(static_cast<unsigned char>(c)));
-                out += buf;
-            } else {
-                out += c;
-            }
-        }
-    }
-    out += '"';
-}
+using Json = nlohmann::ordered_json;
 
-std::string json_string(std::string_view s) {
-    std::string out;
-    append_json_string(out, s);
-    return out;
-}
+/// Compact JSON text; bytes that are not UTF-8 (a key name typed into a request) become U+FFFD
+/// instead of throwing.
+std::string dump(const Json& j) { return j.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
-std::string json_error(std::string_view message) { return "{\"error\":" + json_string(message) + "}"; }
+std::string json_error(std::string_view message) { return dump(Json{{"error", std::string(message)}}); }
 
 std::string handle_text(AgentHandle h) { return std::to_string(h.index) + "." + std::to_string(h.generation); }
 
@@ -200,6 +181,7 @@ struct Inspector::Impl : WorldListener {
     World& world;
     const InspectorOptions options;
     std::unique_ptr<http::Server> server;  // destroyed first (~Inspector)
+    std::atomic<std::uint16_t> bound_port{0};  // the server's port, once bound
 
     // ---- shared with the server thread, under `mutex` ----
     std::mutex mutex;
@@ -327,8 +309,7 @@ struct Inspector::Impl : WorldListener {
 
     CommandResult apply(const Command& c) {
         const auto paused_body = [&] {
-            return std::string("{\"ok\":true,\"paused\":") + (paused ? "true" : "false") +
-                   ",\"frame\":" + std::to_string(world.frame()) + "}";
+            return dump(Json{{"ok", true}, {"paused", paused}, {"frame", world.frame()}});
         };
         switch (c.kind) {
         case CommandKind::Pause: paused = true; steps = 0; return {200, paused_body()};
@@ -341,7 +322,7 @@ struct Inspector::Impl : WorldListener {
             Agent* a = world.agent(c.handle);
             if (!a) return {404, json_error("agent " + handle_text(c.handle) + " does not exist (any more)")};
             a->abort();
-            return {200, "{\"ok\":true,\"handle\":" + json_string(handle_text(c.handle)) + "}"};
+            return {200, dump(Json{{"ok", true}, {"handle", handle_text(c.handle)}})};
         }
         case CommandKind::Write: {
             Agent* a = world.agent(c.handle);
@@ -373,8 +354,7 @@ struct Inspector::Impl : WorldListener {
                 return {400, json_error(e.what())};
             }
             const std::string text = xml::format_value(type, bytes.data()).value_or("");
-            return {200, "{\"ok\":true,\"handle\":" + json_string(handle_text(c.handle)) + ",\"key\":" +
-                             json_string(c.key) + ",\"value\":" + json_string(text) + "}"};
+            return {200, dump(Json{{"ok", true}, {"handle", handle_text(c.handle)}, {"key", c.key}, {"value", text}})};
         }
         }
         return {400, json_error("unknown command")};
@@ -489,9 +469,8 @@ struct Inspector::Impl : WorldListener {
 
     std::string state_json() {
         std::lock_guard lock(mutex);
-        return "{\"frame\":" + std::to_string(shared.frame) + ",\"time_us\":" + std::to_string(shared.now) +
-               ",\"agents\":" + std::to_string(shared.agents) + ",\"paused\":" + (shared.paused ? "true" : "false") +
-               "}";
+        return dump(Json{{"frame", shared.frame}, {"time_us", shared.now}, {"agents", shared.agents},
+                         {"paused", shared.paused}, {"read_only", options.read_only}});
     }
 
     std::string metrics_json() {
@@ -500,17 +479,15 @@ struct Inspector::Impl : WorldListener {
             std::lock_guard lock(mutex);
             rows.assign(shared.metrics.begin(), shared.metrics.end());
         }
-        std::string out = "{\"frames\":[";
-        char buf[200];
-        for (std::size_t i = 0; i < rows.size(); ++i) {
-            const MetricsRow& r = rows[i];
-            std::snprintf(buf, sizeof buf,
-                          "%s{\"frame\":%llu,\"wall_ms\":%.3f,\"events\":%u,\"agents\":%u,\"guards\":%u,\"updates\":%u}",
-                          i ? "," : "", static_cast<unsigned long long>(r.frame), static_cast<double>(r.wall_ns) * 1e-6,
-                          r.events, r.agents, r.guards, r.updates);
-            out += buf;
-        }
-        return out + "]}";
+        Json frames = Json::array();
+        for (const MetricsRow& r : rows)
+            frames.push_back(Json{{"frame", r.frame},
+                                  {"wall_ms", static_cast<double>(r.wall_ns) * 1e-6},
+                                  {"events", r.events},
+                                  {"agents", r.agents},
+                                  {"guards", r.guards},
+                                  {"updates", r.updates}});
+        return dump(Json{{"frames", std::move(frames)}});
     }
 
     std::string agents_json(const std::string& query, std::size_t limit) {
@@ -519,9 +496,9 @@ struct Inspector::Impl : WorldListener {
             std::lock_guard lock(mutex);
             list = shared.agents_list;
         }
-        if (!list) return "{\"pending\":true,\"total\":0,\"matched\":0,\"agents\":[]}";
+        if (!list) return dump(Json{{"pending", true}, {"total", 0}, {"matched", 0}, {"agents", Json::array()}});
         const std::string q = lowercase(query);
-        std::string rows;
+        Json rows = Json::array();
         std::size_t matched = 0;
         for (const AgentRow& r : list->rows) {
             const std::string handle = handle_text(r.handle);
@@ -534,15 +511,17 @@ struct Inspector::Impl : WorldListener {
                 if (!hit) continue;
             }
             if (matched++ >= limit) continue;
-            rows += rows.empty() ? "{" : ",{";
-            rows += "\"handle\":" + json_string(handle) + ",\"tree\":" + json_string(r.tree->name) +
-                    ",\"status\":" + json_string(to_string(r.root)) +
-                    ",\"running\":" + (running ? json_string(running->label) : "null") +
-                    ",\"path\":" + (running ? json_string(running->path) : "null") + "}";
+            rows.push_back(Json{{"handle", handle},
+                                {"tree", r.tree->name},
+                                {"status", to_string(r.root)},
+                                {"running", running ? Json(running->label) : Json()},
+                                {"path", running ? Json(running->path) : Json()}});
         }
-        return "{\"pending\":false,\"frame\":" + std::to_string(list->frame) + ",\"total\":" +
-               std::to_string(list->rows.size()) + ",\"matched\":" + std::to_string(matched) + ",\"agents\":[" + rows +
-               "]}";
+        return dump(Json{{"pending", false},
+                         {"frame", list->frame},
+                         {"total", list->rows.size()},
+                         {"matched", matched},
+                         {"agents", std::move(rows)}});
     }
 
     std::string detail_json(AgentHandle h) {
@@ -556,37 +535,38 @@ struct Inspector::Impl : WorldListener {
             }
             d = shared.detail;
         }
-        const std::string handle = json_string(handle_text(h));
-        if (!d || d->handle != h) return "{\"handle\":" + handle + ",\"pending\":true}";
-        if (d->gone) return "{\"handle\":" + handle + ",\"gone\":true}";
-        std::string out = "{\"handle\":" + handle + ",\"frame\":" + std::to_string(d->frame) +
-                          ",\"tree\":" + json_string(d->tree->name) + ",\"mode\":" + json_string(to_string(d->mode)) +
-                          ",\"ticks\":" + std::to_string(d->ticks) + ",\"nodes\":[";
+        const std::string handle = handle_text(h);
+        if (!d || d->handle != h) return dump(Json{{"handle", handle}, {"pending", true}});
+        if (d->gone) return dump(Json{{"handle", handle}, {"gone", true}});
+        Json nodes = Json::array();
         for (std::size_t i = 0; i < d->tree->nodes.size(); ++i) {
             const TreeInfo::Node& n = d->tree->nodes[i];
-            out += i ? ",{" : "{";
-            out += "\"index\":" + std::to_string(i) + ",\"parent\":" + std::to_string(n.parent) +
-                   ",\"kind\":" + json_string(n.kind) + ",\"label\":" + json_string(n.label) +
-                   ",\"guard\":" + (n.guard ? json_string(n.abort) : "null") +
-                   ",\"status\":" + json_string(to_string(d->statuses[i])) + "}";
+            nodes.push_back(Json{{"index", i},
+                                 {"parent", n.parent},
+                                 {"kind", n.kind},
+                                 {"label", n.label},
+                                 {"guard", n.guard ? Json(n.abort) : Json()},
+                                 {"status", to_string(d->statuses[i])}});
         }
-        out += "],\"blackboard\":[";
-        for (std::size_t i = 0; i < d->blackboard.size(); ++i) {
-            const AgentDetail::Value& v = d->blackboard[i];
-            out += i ? ",{" : "{";
-            out += "\"key\":" + json_string(v.key) + ",\"type\":" + json_string(v.type) +
-                   ",\"value\":" + json_string(v.value) + ",\"shared\":" + (v.shared ? "true" : "false") + "}";
-        }
-        out += "],\"events\":[";
-        for (std::size_t i = 0; i < d->events.size(); ++i) {
-            const EventRow& e = d->events[i];
-            out += i ? ",{" : "{";
-            out += "\"frame\":" + std::to_string(e.frame) + ",\"tick\":" + std::to_string(e.event.tick) +
-                   ",\"node\":" + std::to_string(e.event.node) + ",\"label\":" +
-                   json_string(e.event.node < d->tree->nodes.size() ? d->tree->nodes[e.event.node].label : "") +
-                   ",\"what\":" + json_string(event_text(e)) + ",\"times\":" + std::to_string(e.times) + "}";
-        }
-        return out + "]}";
+        Json blackboard = Json::array();
+        for (const AgentDetail::Value& v : d->blackboard)
+            blackboard.push_back(Json{{"key", v.key}, {"type", v.type}, {"value", v.value}, {"shared", v.shared}});
+        Json events = Json::array();
+        for (const EventRow& e : d->events)
+            events.push_back(Json{{"frame", e.frame},
+                                  {"tick", e.event.tick},
+                                  {"node", e.event.node},
+                                  {"label", e.event.node < d->tree->nodes.size() ? d->tree->nodes[e.event.node].label : ""},
+                                  {"what", event_text(e)},
+                                  {"times", e.times}});
+        return dump(Json{{"handle", handle},
+                         {"frame", d->frame},
+                         {"tree", d->tree->name},
+                         {"mode", to_string(d->mode)},
+                         {"ticks", d->ticks},
+                         {"nodes", std::move(nodes)},
+                         {"blackboard", std::move(blackboard)},
+                         {"events", std::move(events)}});
     }
 
     InspectorResponse handle(std::string_view method, std::string_view target, std::string_view body) {
@@ -610,9 +590,7 @@ struct Inspector::Impl : WorldListener {
             if (path == "/api/metrics") return json(200, metrics_json());
             if (path == "/api/agents") {
                 std::string q, limit_text;
-                bool malformed = false;
-                if (!http::form_value(query, "q", q, &malformed) && malformed)
-                    return json(400, json_error("bad query: q is not URL-encoded"));
+                http::form_value(query, "q", q);
                 std::size_t limit = 100;
                 if (http::form_value(query, "limit", limit_text)) {
                     if (limit_text.empty() || limit_text.size() > 4 ||
@@ -635,6 +613,9 @@ struct Inspector::Impl : WorldListener {
         const auto it = commands.find(path);
         if (it == commands.end()) return json(404, json_error("no such page: " + std::string(path)));
         if (!post) return json(405, json_error("use POST for " + std::string(path)));
+        if (options.read_only)
+            return json(403, json_error("the inspector is read-only (InspectorOptions::read_only): " + std::string(path) +
+                                        " is disabled"));
         Command c;
         c.kind = it->second;
         if (c.kind == CommandKind::Write || c.kind == CommandKind::Abort) {
@@ -652,13 +633,48 @@ struct Inspector::Impl : WorldListener {
     }
 };
 
-Inspector::Inspector(World& world, InspectorOptions options) : impl_(std::make_unique<Impl>(world, options)) {
+namespace {
+
+bool is_loopback(std::string_view address) {
+    return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
+}
+
+/// Compares without stopping at the first difference (the time taken tells nothing of the token).
+bool same_token(std::string_view given, std::string_view token) {
+    unsigned char diff = given.size() == token.size() ? 0 : 1;
+    for (std::size_t i = 0; i < given.size(); ++i)
+        diff |= static_cast<unsigned char>(given[i] ^ token[i % token.size()]);
+    return diff == 0;
+}
+
+}  // namespace
+
+Inspector::Inspector(World& world, InspectorOptions options) {
+    if (options.serve && !is_loopback(options.address) && options.token.empty())
+        throw UsageError("inspector: binding " + options.address +
+                         " (not loopback) needs InspectorOptions::token: without it anyone who can reach that "
+                         "address could pause the world and write blackboards");
+    impl_ = std::make_unique<Impl>(world, options);
     impl_->publish_state();
     if (options.serve) {
         Impl* impl = impl_.get();
-        impl_->server = std::make_unique<http::Server>(options.port, options.request_timeout, [impl](const http::Request& r) {
-            const std::string port = std::to_string(r.port);
-            if (r.host != "127.0.0.1:" + port && r.host != "localhost:" + port)
+        impl_->server = std::make_unique<http::Server>(options.address, options.port, options.request_timeout, [impl](const http::Request& r) {
+            const std::string& token = impl->options.token;
+            if (!token.empty()) {
+                std::string given = r.token;
+                const std::size_t question = r.target.find('?');
+                if (given.empty() && question != std::string::npos)
+                    http::form_value(std::string_view(r.target).substr(question + 1), "token", given);
+                if (!same_token(given, token))
+                    return http::Response{401, "application/json",
+                                          json_error("this inspector needs its token: send the header X-Ebt-Token, "
+                                                     "or open the page as /?token=TOKEN")};
+            }
+            // (a request can come before bound_port is set only when options.port names the port)
+            const std::string port = std::to_string(impl->options.port ? impl->options.port : impl->bound_port.load());
+            // Without a token, the Host check keeps pages of other sites out (DNS rebinding); with
+            // one, the token does.
+            if (token.empty() && r.host != "127.0.0.1:" + port && r.host != "localhost:" + port)
                 return http::Response{403, "application/json",
                                       json_error("the inspector answers requests for 127.0.0.1:" + port +
                                                  " or localhost:" + port + " only")};
@@ -668,6 +684,7 @@ Inspector::Inspector(World& world, InspectorOptions options) : impl_(std::make_u
             InspectorResponse answer = impl->handle(r.method, r.target, r.body);
             return http::Response{answer.status, std::move(answer.content_type), std::move(answer.body)};
         });
+        impl_->bound_port.store(impl_->server->port());
     }
 }
 
@@ -682,7 +699,12 @@ Inspector::~Inspector() {
 }
 
 std::uint16_t Inspector::port() const noexcept { return impl_->server ? impl_->server->port() : 0; }
-std::string Inspector::url() const { return "http://127.0.0.1:" + std::to_string(port()) + "/"; }
+std::string Inspector::url() const {
+    const std::string& address = impl_->options.address;
+    const std::string host = address.find(':') != std::string::npos ? "[" + address + "]" : address;
+    return "http://" + host + ":" + std::to_string(port()) + "/" +
+           (impl_->options.token.empty() ? "" : "?token=" + impl_->options.token);
+}
 bool Inspector::before_frame() { return impl_->before_frame(); }
 void Inspector::after_frame(const FrameMetrics& metrics) { impl_->after_frame(metrics); }
 bool Inspector::paused() const noexcept { return impl_->paused; }

@@ -25,6 +25,7 @@ constexpr std::string_view kPage = R"EBTPAGE(<!doctype html>
   .pill { padding:2px 10px; border-radius:999px; font-size:12px; font-weight:600; }
   .pill.running { background:#065f46; color:#d1fae5; } .pill.paused { background:#92400e; color:#fef3c7; }
   header .spacer { flex:1; }
+  body.read-only .command { display:none; } #read-only { display:none; } body.read-only #read-only { display:inline; }
   button { font:inherit; border:1px solid var(--line); background:#fff; color:var(--ink); padding:5px 12px;
            border-radius:6px; cursor:pointer; }
   button:hover { border-color:var(--accent); color:var(--accent); }
@@ -65,9 +66,10 @@ constexpr std::string_view kPage = R"EBTPAGE(<!doctype html>
   <span class="stat">agents <b id="count">-</b></span>
   <span id="run-state" class="pill running">running</span>
   <span class="spacer"></span>
-  <button id="btn-pause">Pause</button>
-  <button id="btn-resume">Resume</button>
-  <button id="btn-step">Step one frame</button>
+  <span id="read-only" class="pill paused">read-only</span>
+  <button id="btn-pause" class="command">Pause</button>
+  <button id="btn-resume" class="command">Resume</button>
+  <button id="btn-step" class="command">Step one frame</button>
 </header>
 <main>
   <div class="col">
@@ -89,7 +91,7 @@ constexpr std::string_view kPage = R"EBTPAGE(<!doctype html>
     <div class="card">
       <div class="row" style="justify-content:space-between">
         <h2 id="agent-title" style="margin:0">No agent selected</h2>
-        <div class="row"><span id="agent-info" class="muted"></span><button id="btn-abort" class="danger" disabled>Abort agent</button></div>
+        <div class="row"><span id="agent-info" class="muted"></span><button id="btn-abort" class="danger command" disabled>Abort agent</button></div>
       </div>
       <div class="statuses" style="margin:6px 0">
         <span><i class="dot" style="background:var(--running)"></i>Running</span>
@@ -105,7 +107,7 @@ constexpr std::string_view kPage = R"EBTPAGE(<!doctype html>
       <div class="card">
         <h2>Blackboard</h2>
         <table><thead><tr><th>key</th><th>type</th><th>value</th></tr></thead><tbody id="bb"></tbody></table>
-        <form id="write-form" class="row" style="margin-top:10px">
+        <form id="write-form" class="row command" style="margin-top:10px">
           <select id="write-key"></select>
           <input id="write-value" placeholder="value" size="10">
           <button id="btn-write" type="submit" disabled>Write</button>
@@ -127,13 +129,16 @@ let selected = null, query = "", keysShown = "", busy = false;
 function text(s) { return document.createTextNode(s); }
 function cell(row, s, title) { const td = row.insertCell(); td.textContent = s; if (title) td.title = title; return td; }
 
+// The token the page was opened with (/?token=...), sent with every request when there is one.
+const token = new URLSearchParams(location.search).get("token") || "";
+const tokenHeader = token ? { "X-Ebt-Token": token } : {};
 async function getJson(path) {
-  const r = await fetch(path, { cache: "no-store" });
+  const r = await fetch(path, { cache: "no-store", headers: tokenHeader });
   return r.json();
 }
 async function command(path, fields) {
   const r = await fetch(path, { method: "POST", body: new URLSearchParams(fields || {}),
-    headers: { "X-Ebt-Inspector": "1", "Content-Type": "application/x-www-form-urlencoded" } });
+    headers: { ...tokenHeader, "X-Ebt-Inspector": "1", "Content-Type": "application/x-www-form-urlencoded" } });
   const j = await r.json();
   return { ok: r.ok, json: j };
 }
@@ -282,6 +287,8 @@ async function refresh() {
     $("frame").textContent = state.frame;
     $("time").textContent = (state.time_us / 1e6).toFixed(2);
     $("count").textContent = state.agents;
+    // Read-only: the command buttons are hidden (the server would refuse them anyway).
+    document.body.classList.toggle("read-only", state.read_only === true);
     const rs = $("run-state"); rs.textContent = state.paused ? "paused" : "running"; rs.className = "pill " + (state.paused ? "paused" : "running");
     drawChart(metrics.frames);
     drawAgents(list);

@@ -313,7 +313,9 @@ int main(int argc, char** argv) {
     std::optional<debug::Inspector> inspector;
     if (inspect_port >= 0) {
         try {
-            inspector.emplace(arena.world(), debug::InspectorOptions{.port = static_cast<std::uint16_t>(inspect_port)});
+            debug::InspectorOptions options;
+            options.port = static_cast<std::uint16_t>(inspect_port);
+            inspector.emplace(arena.world(), options);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "%s: error: --inspect: %s\n", argv0, e.what());
             return 2;

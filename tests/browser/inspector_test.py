@@ -1,14 +1,18 @@
 #!/usr/bin/python3
 """The live inspector in a real browser (headless chromium driven by selenium).
 
-    /usr/bin/python3 tests/browser/inspector_test.py BUILD/bin/ebt_arena [--screenshot FILE]
+    /usr/bin/python3 tests/browser/inspector_test.py BUILD/bin/ebt_arena [--save-screenshot FILE]
+    /usr/bin/python3 tests/browser/inspector_test.py BUILD/bin/ebt_arena --screenshot FILE
 
 Starts `ebt_arena --agents 24 --inspect 0` (the server binds 127.0.0.1 on a free port and the
 arena prints its URL), opens the page and checks, through the page only: the agent list and its
 search, selecting an agent (its tree drawn, its statuses), pause (the frame counter stops), single
 step (it advances by exactly one), writing a blackboard key (a wrong value shows the error, a good
 one shows the value), aborting the agent (its running node turns Aborted, the events say so),
-resume; then stops the arena with SIGINT and expects a clean exit.
+resume; then an attacking guard (found by searching the list for "Attack"): paused, health_low=true
+written from the page, one step, and its tree switches branch (Attack Aborted, Runaway Running);
+--save-screenshot FILE saves the page at that point. Then it stops the arena with SIGINT and expects
+a clean exit. (--screenshot FILE only takes the README's picture, docs/pictures/inspector.png.)
 
 Exit status 77 (CTest: skipped) with a message when selenium, chromium or chromedriver is missing,
 unless EBT_REQUIRE_BROWSER=1 (CI), where that is a failure. Run with Debian's /usr/bin/python3
@@ -98,6 +102,7 @@ def main():
         raise SystemExit("usage: inspector_test.py EBT_ARENA [--screenshot FILE] [--agents N]")
     arena = args[0]
     screenshot = args[args.index("--screenshot") + 1] if "--screenshot" in args else None
+    save_screenshot = args[args.index("--save-screenshot") + 1] if "--save-screenshot" in args else None
     agents = int(args[args.index("--agents") + 1]) if "--agents" in args else 24
 
     proc, url = start_arena(arena, agents)
@@ -191,12 +196,16 @@ def main():
         by_id("btn-write").click()
         wait.until(lambda d: "'banana' is not a bool" in text_of("msg"))
         assert by_id("msg").get_attribute("class") == "error"
-        assert value_cell("enemy_dead") == "false", value_cell("enemy_dead")
+        # (whether this guard has seen an enemy die by now depends on the machine's speed: write the
+        # other value)
+        before = value_cell("enemy_dead")
+        assert before in ("false", "true"), before
+        after = "true" if before == "false" else "false"
         by_id("write-value").clear()
-        by_id("write-value").send_keys("true")
+        by_id("write-value").send_keys(after)
         by_id("btn-write").click()
-        wait.until(lambda d: "wrote enemy_dead = true" in text_of("msg"))
-        wait.until(lambda d: value_cell("enemy_dead") == "true")
+        wait.until(lambda d: ("wrote enemy_dead = " + after) in text_of("msg"))
+        wait.until(lambda d: value_cell("enemy_dead") == after)
 
         # Abort the agent: its running action (the last running node in pre-order; whatever the
         # guard is doing now, the world is paused) turns from Running to Aborted, and so does the root.
@@ -223,6 +232,55 @@ def main():
             "const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
             "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;")
         assert drawn > 1000, drawn
+
+        # An attacking guard (the arena's tree: 6 Runaway, 9 Attack; scenarios/arena_scenario.hpp):
+        # found by its running behavior, paused while it attacks, health_low written from the page,
+        # one step: the tree switches branch.
+        def find_attacker():
+            by_id("search").clear()
+            by_id("search").send_keys("Attack")
+            for _ in range(20):  # guards attack in waves: wait up to ~60 s for one
+                try:
+                    WebDriverWait(driver, 3, poll_frequency=0.1).until(
+                        lambda d: len(handles()) > 0 and set(running()) == {"Attack"})
+                except Exception:
+                    continue
+                attacker = handles()[0]
+                click_row(attacker)
+                by_id("btn-pause").click()
+                wait.until(lambda d: text_of("run-state") == "paused")
+                wait.until(lambda d: ("Agent " + attacker) in text_of("agent-title") and node_count() == 15)
+                # The snapshot after the pause: is it still attacking?
+                time.sleep(0.5)
+                if status(9) == "Running":
+                    return attacker
+                by_id("btn-resume").click()
+                wait.until(lambda d: text_of("run-state") == "running")
+            raise SystemExit("FAIL: no guard was seen attacking")
+
+        attacker = find_attacker()
+        assert node_text(9) == "Attack" and node_text(6) == "Runaway", (node_text(9), node_text(6))
+        assert status(6) != "Running", status(6)
+        assert value_cell("health_low") == "false", value_cell("health_low")
+        frame = int(text_of("frame"))
+        Select(by_id("write-key")).select_by_value("health_low")
+        by_id("write-value").clear()
+        by_id("write-value").send_keys("true")
+        by_id("btn-write").click()
+        wait.until(lambda d: "wrote health_low = true" in text_of("msg"))
+        assert status(9) == "Running", status(9)  # written, but not stepped yet
+        by_id("btn-step").click()
+        wait.until(lambda d: int(text_of("frame")) == frame + 1)
+        wait.until(lambda d: status(6) == "Running")
+        assert status(9) == "Aborted", status(9)
+        wait.until(lambda d: "Attack: Terminate Aborted" in text_of("events"))
+        if save_screenshot:
+            driver.save_screenshot(save_screenshot)
+            with open(save_screenshot, "rb") as f:
+                assert f.read(8) == b"\x89PNG\r\n\x1a\n", save_screenshot
+            print("screenshot: " + save_screenshot)
+        by_id("btn-resume").click()
+        wait.until(lambda d: text_of("run-state") == "running")
         # No script errors and no failed request, but the refused write (400) above.
         logs = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE" and
                 not ("/api/write" in e.get("message", "") and "400" in e.get("message", ""))]

@@ -14,9 +14,9 @@
 // constructor, before_frame(), after_frame() and the destructor run there. Its HTTP server runs on a
 // thread of its own and never touches the World: it reads snapshots the game thread publishes and
 // queues commands the game thread applies in before_frame(), both under one mutex. The game thread
-// never waits for the network. Security: the server listens on 127.0.0.1 only and has no
-// authentication: anyone who can connect to the machine's loopback can pause the world and write
-// blackboards (docs/debugging.md, "The live inspector").
+// never waits for the network. Security: the server listens on 127.0.0.1 unless told otherwise;
+// another address needs a token that every request must carry; read_only refuses every command
+// (docs/debugging.md, "The live inspector").
 #pragma once
 
 #include <ebt/world.hpp>
@@ -48,6 +48,14 @@ struct InspectorOptions {
     std::size_t history_frames = 600;
     /// Trace events of the selected agent kept.
     std::size_t recent_events = 100;
+    /// The address the server binds: loopback by default. Any address that is not loopback
+    /// ("127.x.x.x", "::1", "localhost"), e.g. "0.0.0.0", also needs a token (else UsageError).
+    std::string address = "127.0.0.1";
+    /// When not empty, every request to the server must carry it, in the header X-Ebt-Token or as
+    /// the query parameter token= (the page: http://HOST:PORT/?token=...); else 401.
+    std::string token;
+    /// Commands (pause, resume, step, write, abort) are refused with 403; the page hides its buttons.
+    bool read_only = false;
 };
 
 /// One HTTP answer of Inspector::handle.
@@ -59,7 +67,7 @@ struct InspectorResponse {
 
 /// A live view of one World, served over HTTP (see the top of this file). Created and destroyed on
 /// the game thread, between frames; the World must outlive it. Throws std::system_error when the
-/// port cannot be bound.
+/// address or port cannot be bound, UsageError for an address that is not loopback without a token.
 class Inspector {
 public:
     explicit Inspector(World& world, InspectorOptions options = {});
@@ -69,7 +77,7 @@ public:
 
     /// The port the server listens on (0 when options.serve is false).
     std::uint16_t port() const noexcept;
-    /// "http://127.0.0.1:PORT/".
+    /// "http://ADDRESS:PORT/", with "?token=TOKEN" when there is a token.
     std::string url() const;
 
     /// Game thread, between frames: applies the queued commands in the order they came, publishes
