@@ -377,3 +377,19 @@ TEST_CASE("replay: a value that is not one of its type (a bool byte of 32) is re
     // A record is applied after its whole frame was read: the offset is the end of that frame.
     CHECK_THROWS_WITH_AS(replay.step(), "rec: byte 50: corrupt: key 'alarm' of type 'bool'", debug::FileFormatError);
 }
+
+TEST_CASE("replay: a tree with a key a recording cannot hold (a std::string) is refused at its first spawn") {
+    Registry game;
+    game.add_action("Act", [](ActionContext&) { return Status::Running; });
+    debug::Recorder recorder(game);
+    const Tree tree = TreeBuilder("barker", recorder.registry()).key<std::string>("bark", "alarm").action("Act").end();
+    const auto file = temp_file("barker.ebtrec");
+    World world;
+    recorder.start(world, file);
+    CHECK_THROWS_WITH_AS(world.spawn(tree),
+                         "Recorder: tree 'barker' cannot be recorded: its key 'bark' has the type 'std::string', which a "
+                         "recording cannot hold (bool, int, unsigned, long, long long, float, double)",
+                         UsageError);
+    recorder.stop();
+    std::filesystem::remove(file);
+}

@@ -117,6 +117,12 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
         const void* data = &detail::EngineAccess::tree_data(tree);
         for (std::size_t i = 0; i < trees.size(); ++i)
             if (trees[i] == data) return i;
+        // A write of a key is recorded as the value's bytes: only builtin types have bytes that mean
+        // the value (a std::string's are a pointer). Refused at the tree's first spawn, not recorded wrong.
+        for (const KeyInfo& k : tree.schema().keys())
+            if (!recording::is_builtin(k.type))
+                throw UsageError("Recorder: tree '" + tree.name() + "' cannot be recorded: its key '" + k.name + "' has the type '" +
+                                 k.type->name + "', which a recording cannot hold (bool, int, unsigned, long, long long, float, double)");
         std::string xml_text;
         try {
             xml_text = xml::save(tree, wrapped);
