@@ -13,9 +13,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 #include <system_error>
 #include <string>
 #include <thread>
+#include <vector>
 
 using namespace ebt;
 using namespace std::chrono_literals;
@@ -188,11 +190,11 @@ TEST_CASE("inspector: one agent's tree, statuses, blackboard and recent events, 
     CHECK(inspector.handle("GET", "/api/agent").body ==
           R"({"error":"/api/agent needs handle=INDEX.GENERATION, e.g. /api/agent?handle=0.1"})");
 
-    // A despawned agent is reported gone; the inspector stops listening to it.
+    // A despawned agent is reported gone.
     g.world.despawn(g.b);
     REQUIRE(inspector.before_frame());
     CHECK(inspector.handle("GET", "/api/agent?handle=" + h).body == R"({"handle":")" + h + R"(","gone":true})");
-    CHECK(g.world.listeners().empty());
+    CHECK(g.world.listeners().empty());  // it never was a World listener
 }
 
 TEST_CASE("inspector: the metrics history keeps the last frames, exact JSON") {
@@ -202,6 +204,7 @@ TEST_CASE("inspector: the metrics history keeps the last frames, exact JSON") {
     debug::Inspector inspector(g.world, o);
     CHECK(inspector.handle("GET", "/api/metrics").body == R"({"frames":[]})");
     for (std::uint64_t f = 0; f < 3; ++f) {
+        REQUIRE(inspector.before_frame());
         FrameMetrics m;
         m.frame = f;
         m.agents_stepped = 2;
@@ -225,6 +228,7 @@ TEST_CASE("inspector: nobody watching: no snapshots and no listener") {
     for (int i = 0; i < 3; ++i) {
         REQUIRE(inspector.before_frame());
         CHECK(g.world.listeners().empty());
+        CHECK(g.world.listener(g.a) == nullptr);  // the selected agent is not tapped either
         inspector.after_frame(g.world.step(50ms));
     }
     CHECK(inspector.handle("GET", "/api/agents").body == R"({"pending":true,"total":0,"matched":0,"agents":[]})");
@@ -523,4 +527,221 @@ TEST_CASE("inspector: read_only refuses every command with 403 and applies none"
     // Reading still works; the page hides its command buttons (body.read-only .command).
     CHECK(inspector.handle("GET", "/api/agents").status == 200);
     CHECK(debug::Inspector::page().find("body.read-only .command { display:none; }") != std::string_view::npos);
+}
+
+namespace inspector_test {
+
+/// An agent's own listener, as a game has one: every event, formatted ("3 4:T(Aborted)").
+struct EventLog final : TraceListener {
+    std::vector<std::string> lines;
+    void on_event(const TraceEvent& e) override { lines.push_back(format(e)); }
+    /// The lines joined with ", " (what the checks compare: doctest prints strings).
+    std::string text() const {
+        std::string out;
+        for (const std::string& line : lines) out += (out.empty() ? "" : ", ") + line;
+        return out;
+    }
+};
+
+/// One frame as a game runs it with an inspector.
+void inspected_frame(debug::Inspector& inspector, World& world) {
+    REQUIRE(inspector.before_frame());
+    inspector.after_frame(world.step(50ms));
+}
+
+}  // namespace inspector_test
+
+TEST_CASE("inspector: watching an agent taps that agent only, in front of its own listener") {
+    // Two worlds with the same guards and the same writes, one inspected: the game's own listeners
+    // must hear the same events in both, each once, in order.
+    Guards g, twin;
+    EventLog la, lb, twin_a, twin_b;
+    g.world.set_listener(g.a, &la);
+    g.world.set_listener(g.b, &lb);
+    twin.world.set_listener(twin.a, &twin_a);
+    twin.world.set_listener(twin.b, &twin_b);
+    // (every member of InspectorOptions has a default: a designated subset compiles without warnings)
+    debug::Inspector inspector(g.world, {.serve = false, .publish_interval = 0ms});
+    const auto both = [&](const char* key, AgentHandle Guards::*agent, bool value) {
+        g.world.at(g.*agent).blackboard().set(key, value);
+        twin.world.at(twin.*agent).blackboard().set(key, value);
+    };
+    const auto abort_a = [&] {
+        g.world.abort(g.a);
+        twin.world.abort(twin.a);
+    };
+    const auto frames = [&](int n) {
+        for (int i = 0; i < n; ++i) {
+            inspected_frame(inspector, g.world);
+            twin.world.step(50ms);
+        }
+    };
+
+    both("enemy_seen", &Guards::a, true);  // a attacks, b patrols
+    inspector.handle("GET", "/api/agent?handle=" + handle_text(g.a));
+    frames(3);
+    CHECK(g.world.listeners().empty());  // no World listener: nobody hears every agent
+    CHECK(g.world.listener(g.a) != &la);  // the inspector's tap, in front of la
+    CHECK(g.world.listener(g.a) != nullptr);
+    CHECK(g.world.listener(g.b) == &lb);
+
+    // Selecting b: a gets its own listener back, b is tapped.
+    inspector.handle("GET", "/api/agent?handle=" + handle_text(g.b));
+    frames(1);  // frame 3
+    CHECK(g.world.listener(g.a) == &la);
+    CHECK(g.world.listener(g.b) != &lb);
+    both("enemy_seen", &Guards::b, true);  // b switches to Attack in frame 4...
+    abort_a();                             // ...and a, aborted now, starts afresh
+    frames(2);  // frames 4 and 5
+    REQUIRE(inspector.before_frame());
+
+    CHECK(la.text() == twin_a.text());
+    CHECK(lb.text() == twin_b.text());
+    CHECK(la.text() ==
+          "0 0:I, 0 1:G=true, 0 1:I, 0 3:I, 0 3:U(Running), 1 3:U(Running), 2 3:U(Running), 3 3:U(Running), "
+          "4 3:T(Aborted), 4 1:T(Aborted), 4 0:T(Aborted), "  // (between frames: the next frame's tick)
+          "4 0:I, 4 1:G=true, 4 1:I, 4 3:I, 4 3:U(Running), 5 3:U(Running)");
+    CHECK(lb.text() ==
+          "0 0:I, 0 1:G=false, 0 4:I, 0 4:U(Running), 1 4:U(Running), 2 4:U(Running), 3 4:U(Running), 4 1:G=true, 4 4:T(Aborted), 4 1:I, 4 3:I, 4 3:U(Running), 5 3:U(Running)");
+    // The inspector's recent events of b: b's since it was selected (frame 3), none of a's.
+    const std::string body = inspector.handle("GET", "/api/agent?handle=" + handle_text(g.b)).body;
+    const std::string events =
+        R"("events":[{"frame":3,"tick":3,"node":4,"label":"Patrol","what":"Update Running","times":1},)"
+        R"({"frame":4,"tick":4,"node":1,"label":"engage","what":"guard true","times":1},)"
+        R"({"frame":4,"tick":4,"node":4,"label":"Patrol","what":"Terminate Aborted","times":1},)"
+        R"({"frame":4,"tick":4,"node":1,"label":"engage","what":"Initialize","times":1},)"
+        R"({"frame":4,"tick":4,"node":3,"label":"Attack","what":"Initialize","times":1},)"
+        R"({"frame":5,"tick":5,"node":3,"label":"Attack","what":"Update Running","times":2}]})";
+    REQUIRE(body.size() > events.size());
+    CHECK(body.substr(body.size() - events.size()) == events);
+}
+
+TEST_CASE("inspector: the watched agent despawned: the tap goes with it, its slot's next agent keeps its own listener") {
+    Guards g;
+    EventLog lb, lc;
+    g.world.set_listener(g.b, &lb);
+    debug::Inspector inspector(g.world, offline());
+    const std::string h = handle_text(g.b);
+    inspector.handle("GET", "/api/agent?handle=" + h);
+    inspected_frame(inspector, g.world);
+    CHECK(g.world.listener(g.b) != &lb);
+    const std::size_t heard = lb.lines.size();
+    CHECK(heard == 4);  // 0 0:I, 0 1:G=false, 0 4:I, 0 4:U(Running)
+
+    g.world.despawn(g.b);
+    REQUIRE(inspector.before_frame());
+    CHECK(inspector.handle("GET", "/api/agent?handle=" + h).body == R"({"handle":")" + h + R"(","gone":true})");
+    CHECK(g.world.listener(g.b) == nullptr);  // a stale handle
+    // A new agent takes the freed slot with its own listener, untouched by the inspector.
+    const AgentHandle c = g.world.spawn(g.tree, {.listener = &lc});
+    CHECK(c.index == g.b.index);
+    CHECK(g.world.listener(c) == &lc);
+    inspector.after_frame(g.world.step(50ms));
+    inspected_frame(inspector, g.world);
+    CHECK(g.world.listener(c) == &lc);
+    CHECK(lc.text() ==
+          "1 0:I, 1 1:G=false, 1 4:I, 1 4:U(Running), 2 4:U(Running)");  // (ticks count the world's frames)
+    CHECK(lb.lines.size() == heard);  // (its last agent's events ended with it: despawning runs no tick)
+    REQUIRE(inspector.before_frame());
+    CHECK(inspector.handle("GET", "/api/agent?handle=" + h).body == R"({"handle":")" + h + R"(","gone":true})");
+}
+
+TEST_CASE("inspector: destroyed while watching: the agent's own listener is back and the tap is never called again") {
+    Guards g;
+    EventLog la;
+    g.world.set_listener(g.a, &la);
+    {
+        debug::Inspector inspector(g.world, offline());
+        inspector.handle("GET", "/api/agent?handle=" + handle_text(g.a));
+        inspected_frame(inspector, g.world);
+        CHECK(g.world.listener(g.a) != &la);
+        inspector.handle("GET", "/api/agent?handle=" + handle_text(g.b));  // b has no listener of its own
+        inspected_frame(inspector, g.world);
+        CHECK(g.world.listener(g.a) == &la);
+        CHECK(g.world.listener(g.b) != nullptr);
+    }
+    CHECK(g.world.listener(g.a) == &la);
+    CHECK(g.world.listener(g.b) == nullptr);
+    // (under AddressSanitizer a call to the destroyed tap would be a heap-use-after-free)
+    g.world.step(50ms);
+    g.world.abort(g.b);
+    g.world.step(50ms);
+    CHECK(la.lines.size() == 7);  // 0 0:I, 0 1:G=false, 0 4:I, then one Patrol update a frame (0 to 3)
+    CHECK(la.lines.back() == "3 4:U(Running)");
+}
+
+TEST_CASE("inspector: the game replaces the watched agent's listener: the tap goes in front of the new one") {
+    Guards g;
+    EventLog la, lx, ly;
+    g.world.set_listener(g.a, &la);
+    std::optional<debug::Inspector> watching(std::in_place, g.world, offline());
+    debug::Inspector& inspector = *watching;
+    const std::string h = handle_text(g.a);
+    inspector.handle("GET", "/api/agent?handle=" + h);
+    inspected_frame(inspector, g.world);  // frame 0, tapped
+
+    g.world.set_listener(g.a, &lx);  // the game's own change: the inspector does not hear frame 1
+    CHECK(g.world.listener(g.a) == &lx);
+    g.world.step(50ms);
+    inspected_frame(inspector, g.world);  // frame 2: tapped again, in front of lx
+    CHECK(g.world.listener(g.a) != &lx);
+    CHECK(la.text() ==
+          "0 0:I, 0 1:G=false, 0 4:I, 0 4:U(Running)");
+    CHECK(lx.text() ==
+          "1 4:U(Running), 2 4:U(Running)");
+    REQUIRE(inspector.before_frame());
+    const std::string body = inspector.handle("GET", "/api/agent?handle=" + h).body;
+    const std::string events =
+        R"("events":[{"frame":0,"tick":0,"node":0,"label":"ActiveSelector","what":"Initialize","times":1},)"
+        R"({"frame":0,"tick":0,"node":1,"label":"engage","what":"guard false","times":1},)"
+        R"({"frame":0,"tick":0,"node":4,"label":"Patrol","what":"Initialize","times":1},)"
+        R"({"frame":0,"tick":0,"node":4,"label":"Patrol","what":"Update Running","times":1},)"
+        R"({"frame":2,"tick":2,"node":4,"label":"Patrol","what":"Update Running","times":1}]})";
+    REQUIRE(body.size() > events.size());
+    CHECK(body.substr(body.size() - events.size()) == events);
+
+    // Selecting another agent gives a the game's latest listener, not the one it had when tapped.
+    inspector.handle("GET", "/api/agent?handle=" + handle_text(g.b));
+    inspected_frame(inspector, g.world);
+    CHECK(g.world.listener(g.a) == &lx);
+
+    // Replaced again, and the inspector destroyed before it could notice: the game's choice stays.
+    inspector.handle("GET", "/api/agent?handle=" + h);
+    REQUIRE(inspector.before_frame());
+    CHECK(g.world.listener(g.a) != &lx);
+    g.world.set_listener(g.a, &ly);
+    watching.reset();
+    CHECK(g.world.listener(g.a) == &ly);
+}
+
+TEST_CASE("inspector: nobody watching: the game thread keeps the metrics; a page that comes later gets them all") {
+    Guards g;
+    debug::InspectorOptions o = offline();
+    o.watch_timeout = 1h;
+    const auto frame = [](std::uint64_t f) {
+        FrameMetrics m;
+        m.frame = f;
+        m.events_handled = static_cast<std::uint32_t>(f);
+        m.wall_time = std::chrono::nanoseconds(500'000);
+        return m;
+    };
+    const auto row = [](std::uint64_t f) {
+        return R"({"frame":)" + std::to_string(f) + R"(,"wall_ms":0.5,"events":)" + std::to_string(f) +
+               R"(,"agents":0,"guards":0,"updates":0})";
+    };
+    debug::Inspector inspector(g.world, o);
+    for (std::uint64_t f = 0; f < 3; ++f) {
+        REQUIRE(inspector.before_frame());
+        inspector.after_frame(frame(f));
+    }
+    // The state is current without anyone asking; the page's copy of the metrics is made at the next
+    // frame after its first request.
+    CHECK(inspector.handle("GET", "/api/state").body == R"({"frame":0,"time_us":0,"agents":2,"paused":false,"read_only":false})");
+    CHECK(inspector.handle("GET", "/api/metrics").body == R"({"frames":[]})");
+    REQUIRE(inspector.before_frame());
+    CHECK(inspector.handle("GET", "/api/metrics").body ==
+          R"({"frames":[)" + row(0) + "," + row(1) + "," + row(2) + "]}");
+    inspector.after_frame(frame(3));
+    CHECK(inspector.handle("GET", "/api/metrics").body ==
+          R"({"frames":[)" + row(0) + "," + row(1) + "," + row(2) + "," + row(3) + "]}");
 }

@@ -2,9 +2,17 @@
 // requests (JSON). The HTTP server is inspector_http.cpp, the page inspector_page.cpp.
 //
 // What the two threads share lives in Impl::Shared, under Impl::mutex: the command queue and its
-// results, the published state, the snapshots (immutable once published, handed out by shared_ptr),
-// the metrics history and the watch (what was asked for, and when). Everything else in Impl is the
-// game thread's.
+// results, the snapshots (immutable once published, handed out by shared_ptr), the metrics history
+// as the page sees it and the watch (what was asked for, and when). The world's state (frame, clock,
+// agents, paused) is four atomics, and `attention` tells the game thread that a request came since
+// its last look. Everything else in Impl is the game thread's.
+//
+// The cost with no page open (the common case: an inspector left attached) is kept to a few atomic
+// loads and stores per frame: before_frame() takes the mutex only when `attention` is set or a page
+// is watching, and after_frame() keeps the metrics in the game thread's own ring, copied to the
+// shared one only while a page is watching. Watching one agent costs only that agent: its events
+// come through an AgentTap set as that agent's own listener, not through a World listener that would
+// hear every agent.
 #include <ebt/debug/inspector.hpp>
 
 #include <ebt/detail/engine_access.hpp>
@@ -20,6 +28,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <deque>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <set>
@@ -173,10 +182,31 @@ template <class T> bool write_as(Blackboard& bb, KeyId id, const TypeInfo* type,
 }  // namespace
 
 /// The inspector's state, owned by the Inspector. Its game-thread half is used by before_frame,
-/// after_frame and, as one of the World's listeners while an agent is selected, during frames; its
-/// shared half (`shared`, under `mutex`) also by the server thread through handle().
-struct Inspector::Impl : WorldListener {
-    explicit Impl(World& w, InspectorOptions o) : world(w), options(o) {}
+/// after_frame and, through `tap` while an agent is watched, during that agent's ticks; its shared
+/// half (`shared`, under `mutex`, and the atomics) also by the server thread through handle().
+struct Inspector::Impl {
+    explicit Impl(World& w, InspectorOptions o) : world(w), options(o) { tap.impl = this; }
+
+    /// Hears the watched agent's trace events. It is set as that agent's own listener
+    /// (World::set_listener(handle, ...)) in front of the listener the agent had, `previous`, which
+    /// it calls first, so that the game's listener hears every event as before. Owned by the Impl;
+    /// game thread only. See watch() and unwatch() for when it is put in and taken out.
+    struct AgentTap final : TraceListener {
+        Impl* impl = nullptr;
+        TraceListener* previous = nullptr;
+        void on_event(const TraceEvent& event) override {
+            std::exception_ptr error;  // the game's listener's, passed on to the agent after ours ran
+            if (previous) {
+                try {
+                    previous->on_event(event);
+                } catch (...) {
+                    error = std::current_exception();
+                }
+            }
+            impl->keep_event(event);
+            if (error) std::rethrow_exception(error);
+        }
+    };
 
     World& world;
     const InspectorOptions options;
@@ -192,11 +222,6 @@ struct Inspector::Impl : WorldListener {
         std::set<std::uint64_t> abandoned;  // commands whose request timed out: their results are dropped
         std::uint64_t next_id = 1;
         bool stopping = false;
-        // the state, published by every before_frame / after_frame
-        std::uint64_t frame = 0;
-        TimePoint now = 0;
-        std::size_t agents = 0;
-        bool paused = false;
         // the watch: the last request, and the agent the page asked about
         Clock::time_point last_request{};
         bool asked = false;  // any request yet
@@ -205,22 +230,35 @@ struct Inspector::Impl : WorldListener {
         // snapshots
         std::shared_ptr<const AgentList> agents_list;
         std::shared_ptr<const AgentDetail> detail;
-        std::deque<MetricsRow> metrics;
+        std::deque<MetricsRow> metrics;  // a copy of the game thread's `metrics`, kept while watching
     } shared;
+
+    // ---- shared without the mutex ----
+    /// Set by the server thread after each request (and command) it took: the game thread's next
+    /// before_frame takes the mutex and looks. Cleared by that before_frame.
+    std::atomic<bool> attention{false};
+    /// The state /api/state shows, stored by every before_frame and after_frame.
+    std::atomic<std::uint64_t> state_frame{0};
+    std::atomic<TimePoint> state_now{0};
+    std::atomic<std::size_t> state_agents{0};
+    std::atomic<bool> state_paused{false};
 
     // ---- game thread only ----
     bool paused = false;
     std::uint32_t steps = 0;  // single steps granted while paused
-    bool listening = false;   // this is one of the world's listeners
-    AgentHandle watched;      // the agent whose events are kept (valid while listening)
+    bool watching = false;    // someone asked within watch_timeout (as of the last before_frame)
+    bool metrics_shared = false;  // shared.metrics is a copy of `metrics`, kept current (while watching)
+    std::deque<MetricsRow> metrics;  // the last history_frames frames
+    AgentTap tap;
+    bool tapped = false;      // `tap` is (or was, until the game replaced it) `watched`'s own listener
+    AgentHandle watched;      // the agent whose events are kept (valid while tapped)
     std::deque<EventRow> events;
     Clock::time_point last_publish{};
     std::uint64_t last_published_frame = ~std::uint64_t{0};
     std::unordered_map<const void*, std::shared_ptr<const TreeInfo>> trees;
 
-    // WorldListener: the selected agent's recent events (game thread, during frames and commands).
-    void on_event(AgentHandle handle, const Agent&, const TraceEvent& event) override {
-        if (handle != watched) return;
+    /// The watched agent's recent events (from `tap`: game thread, during its ticks and commands).
+    void keep_event(const TraceEvent& event) {
         // A running action's update every frame would push everything else out: one row counts them.
         if (!events.empty() && event.kind == TraceKind::Update) {
             EventRow& last = events.back();
@@ -303,7 +341,7 @@ struct Inspector::Impl : WorldListener {
             else v.value = "(" + std::to_string(k.type->size) + " bytes)";
             d->blackboard.push_back(std::move(v));
         }
-        if (listening && watched == h) d->events.assign(events.begin(), events.end());
+        if (tapped && watched == h) d->events.assign(events.begin(), events.end());
         return d;
     }
 
@@ -360,18 +398,52 @@ struct Inspector::Impl : WorldListener {
         return {400, json_error("unknown command")};
     }
 
-    /// The state every request sees at once (cheap: a few numbers).
+    /// The state every request sees at once (a few numbers, no lock).
     void publish_state() {
-        std::lock_guard lock(mutex);
-        shared.frame = world.frame();
-        shared.now = world.now();
-        shared.agents = world.size();
-        shared.paused = paused;
+        state_frame.store(world.frame(), std::memory_order_relaxed);
+        state_now.store(world.now(), std::memory_order_relaxed);
+        state_agents.store(world.size(), std::memory_order_relaxed);
+        state_paused.store(paused, std::memory_order_relaxed);
+    }
+
+    /// Puts `tap` in front of agent h's own listener (game thread, between frames). Also when h is
+    /// already watched but the game has replaced its listener since (World::set_listener(h, X)): the
+    /// tap then goes in front of X. An agent that is not watched any more gets its listener back.
+    void watch(AgentHandle h) {
+        if (tapped && watched == h) {
+            TraceListener* current = world.listener(h);
+            if (current != &tap) {
+                tap.previous = current;
+                world.set_listener(h, &tap);
+            }
+            return;
+        }
+        unwatch();
+        tap.previous = world.listener(h);
+        world.set_listener(h, &tap);
+        watched = h;
+        tapped = true;
+    }
+
+    /// Takes `tap` out: the watched agent's own listener is the one it had before, unless the game has
+    /// replaced it meanwhile (then the game's stays) or the agent is gone (then the World no longer
+    /// calls the tap). Game thread, between frames, and ~Inspector.
+    void unwatch() noexcept {
+        if (!tapped) return;
+        if (world.listener(watched) == &tap) world.set_listener(watched, tap.previous);
+        tap.previous = nullptr;
+        tapped = false;
+        events.clear();
     }
 
     bool before_frame() {
+        // Nobody asked anything since the last frame and no page is watching: nothing to take from
+        // the server thread, nothing to publish but the state.
+        if (!attention.exchange(false, std::memory_order_acq_rel) && !watching) {
+            publish_state();
+            return step_now();
+        }
         std::deque<Command> commands;
-        bool watching;
         bool selected;
         AgentHandle selected_handle;
         const Clock::time_point now = Clock::now();
@@ -381,22 +453,18 @@ struct Inspector::Impl : WorldListener {
             watching = shared.asked && now - shared.last_request < options.watch_timeout;
             selected = shared.selected;
             selected_handle = shared.selected_handle;
+            // The page's copy of the metrics: made whole when a page starts watching, then extended
+            // by after_frame; dropped when nobody watches any more.
+            if (watching && !metrics_shared) shared.metrics = metrics;
+            else if (!watching) shared.metrics.clear();
+            metrics_shared = watching;
         }
         std::vector<std::pair<std::uint64_t, CommandResult>> results;
         for (const Command& c : commands) results.emplace_back(c.id, apply(c));
 
-        // The selected agent's events: listen only while someone watches it.
-        const bool want_listener = watching && selected && world.alive(selected_handle);
-        if (want_listener && (!listening || watched != selected_handle)) {
-            events.clear();
-            watched = selected_handle;
-            if (!listening) world.add_listener(this);
-            listening = true;
-        } else if (!want_listener && listening) {
-            world.remove_listener(this);
-            listening = false;
-            events.clear();
-        }
+        // The selected agent's events: kept only while someone watches it.
+        if (watching && selected && world.alive(selected_handle)) watch(selected_handle);
+        else unwatch();
 
         std::shared_ptr<const AgentList> list;
         std::shared_ptr<const AgentDetail> detail;
@@ -408,12 +476,9 @@ struct Inspector::Impl : WorldListener {
             last_publish = now;
             last_published_frame = world.frame();
         }
+        publish_state();
         {
             std::lock_guard lock(mutex);
-            shared.frame = world.frame();
-            shared.now = world.now();
-            shared.agents = world.size();
-            shared.paused = paused;
             if (list) shared.agents_list = std::move(list);
             if (detail) shared.detail = std::move(detail);
             for (auto& [id, result] : results) {
@@ -422,6 +487,11 @@ struct Inspector::Impl : WorldListener {
             }
         }
         if (!results.empty()) results_ready.notify_all();
+        return step_now();
+    }
+
+    /// Whether the world steps now: not while paused, except once per single-step command.
+    bool step_now() {
         if (!paused) return true;
         if (steps > 0) {
             --steps;
@@ -431,13 +501,15 @@ struct Inspector::Impl : WorldListener {
     }
 
     void after_frame(const FrameMetrics& m) {
+        const MetricsRow row{m.frame, static_cast<std::int64_t>(m.wall_time.count()), m.events_handled,
+                             m.agents_stepped, m.guards_evaluated, m.behaviors_updated};
+        metrics.push_back(row);
+        while (metrics.size() > options.history_frames) metrics.pop_front();
+        publish_state();
+        if (!metrics_shared) return;  // nobody watching: the page's copy is made when one comes
         std::lock_guard lock(mutex);
-        shared.metrics.push_back({m.frame, static_cast<std::int64_t>(m.wall_time.count()), m.events_handled,
-                                  m.agents_stepped, m.guards_evaluated, m.behaviors_updated});
+        shared.metrics.push_back(row);
         while (shared.metrics.size() > options.history_frames) shared.metrics.pop_front();
-        shared.frame = world.frame();
-        shared.now = world.now();
-        shared.agents = world.size();
     }
 
     // ---- answers (any thread) ----
@@ -449,6 +521,7 @@ struct Inspector::Impl : WorldListener {
         c.id = shared.next_id++;
         const std::uint64_t id = c.id;
         shared.commands.push_back(std::move(c));
+        attention.store(true, std::memory_order_release);
         const bool done = results_ready.wait_for(lock, options.command_timeout, [&] {
             return shared.stopping || shared.results.count(id) != 0;
         });
@@ -468,9 +541,11 @@ struct Inspector::Impl : WorldListener {
     }
 
     std::string state_json() {
-        std::lock_guard lock(mutex);
-        return dump(Json{{"frame", shared.frame}, {"time_us", shared.now}, {"agents", shared.agents},
-                         {"paused", shared.paused}, {"read_only", options.read_only}});
+        return dump(Json{{"frame", state_frame.load(std::memory_order_relaxed)},
+                         {"time_us", state_now.load(std::memory_order_relaxed)},
+                         {"agents", state_agents.load(std::memory_order_relaxed)},
+                         {"paused", state_paused.load(std::memory_order_relaxed)},
+                         {"read_only", options.read_only}});
     }
 
     std::string metrics_json() {
@@ -575,6 +650,7 @@ struct Inspector::Impl : WorldListener {
             shared.last_request = Clock::now();
             shared.asked = true;
         }
+        attention.store(true, std::memory_order_release);
         const std::size_t question = target.find('?');
         const std::string_view path = target.substr(0, question);
         const std::string_view query = question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
@@ -635,8 +711,22 @@ struct Inspector::Impl : WorldListener {
 
 namespace {
 
-bool is_loopback(std::string_view address) {
-    return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
+/// `text` as a query parameter's value: letters, digits and "-._~" as they are, every other byte as %XX.
+std::string percent_encoded(std::string_view text) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (const char c : text) {
+        const auto b = static_cast<unsigned char>(c);
+        if ((b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9') || c == '-' || c == '.' ||
+            c == '_' || c == '~') {
+            out += c;
+        } else {
+            out += '%';
+            out += hex[b >> 4];
+            out += hex[b & 15];
+        }
+    }
+    return out;
 }
 
 /// Compares without stopping at the first difference (the time taken tells nothing of the token).
@@ -649,8 +739,12 @@ bool same_token(std::string_view given, std::string_view token) {
 
 }  // namespace
 
+bool is_loopback_address(std::string_view address) noexcept {
+    return address.rfind("127.", 0) == 0 || address == "::1" || address == "localhost";
+}
+
 Inspector::Inspector(World& world, InspectorOptions options) {
-    if (options.serve && !is_loopback(options.address) && options.token.empty())
+    if (options.serve && !is_loopback_address(options.address) && options.token.empty())
         throw UsageError("inspector: binding " + options.address +
                          " (not loopback) needs InspectorOptions::token: without it anyone who can reach that "
                          "address could pause the world and write blackboards");
@@ -695,7 +789,7 @@ Inspector::~Inspector() {
     }
     impl_->results_ready.notify_all();
     impl_->server.reset();
-    if (impl_->listening) impl_->world.remove_listener(impl_.get());
+    impl_->unwatch();
 }
 
 std::uint16_t Inspector::port() const noexcept { return impl_->server ? impl_->server->port() : 0; }
@@ -703,7 +797,7 @@ std::string Inspector::url() const {
     const std::string& address = impl_->options.address;
     const std::string host = address.find(':') != std::string::npos ? "[" + address + "]" : address;
     return "http://" + host + ":" + std::to_string(port()) + "/" +
-           (impl_->options.token.empty() ? "" : "?token=" + impl_->options.token);
+           (impl_->options.token.empty() ? "" : "?token=" + percent_encoded(impl_->options.token));
 }
 bool Inspector::before_frame() { return impl_->before_frame(); }
 void Inspector::after_frame(const FrameMetrics& metrics) { impl_->after_frame(metrics); }

@@ -483,6 +483,10 @@ bool World::set_listener(AgentHandle h, TraceListener* listener) {
     return true;
 }
 
+TraceListener* World::listener(AgentHandle h) const noexcept {
+    return valid(h) ? slot(h.index).forwarder.own : nullptr;
+}
+
 void World::on_agent_wake(std::uint32_t index) {
     if (index < slot_count_ && slot(index).state == State::Live) set_awake(index);
 }

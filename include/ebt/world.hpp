@@ -166,6 +166,10 @@ public:
     /// Changes an agent's own listener (SpawnOptions::listener). Returns false for a stale handle.
     /// (Agent::set_listener on an agent of a World replaces the world's listener for that agent.)
     bool set_listener(AgentHandle handle, TraceListener* listener);
+    /// An agent's own listener, as set_listener(handle, ...) or SpawnOptions::listener last set it
+    /// (nullptr: none, or a stale handle). A tool that chains itself in front of it (the inspector)
+    /// reads it here first.
+    TraceListener* listener(AgentHandle handle) const noexcept;
 
     /// Finishes a suspended action of an agent of this world (handle from ActionContext::suspend()).
     /// Returns false, touching nothing, when the handle's agent is gone (stale handle, despawned, never

@@ -13,8 +13,11 @@
 // Threads. The Inspector is owned by the game and used on the thread that steps its World: the
 // constructor, before_frame(), after_frame() and the destructor run there. Its HTTP server runs on a
 // thread of its own and never touches the World: it reads snapshots the game thread publishes and
-// queues commands the game thread applies in before_frame(), both under one mutex. The game thread
-// never waits for the network. Security: the server listens on 127.0.0.1 unless told otherwise;
+// queues commands the game thread applies in before_frame(), both under one mutex, which the game
+// thread takes only when a request came since the last frame or a page is watching. The game thread
+// never waits for the network. The agent a page watches is heard through a listener the inspector puts
+// in front of that agent's own (World::set_listener(handle, ...)), and takes out again when the page
+// selects another, stops watching, or the inspector is destroyed. Security: the server listens on 127.0.0.1 unless told otherwise;
 // another address needs a token that every request must carry; read_only refuses every command
 // (docs/debugging.md, "The live inspector").
 #pragma once
@@ -29,6 +32,8 @@
 
 namespace ebt::debug {
 
+/// Every member has a default, so that designated initializers of a subset ({.port = 8080}) compile
+/// without -Wmissing-field-initializers warnings (tests/debug_inspector_test.cpp uses one).
 struct InspectorOptions {
     /// The TCP port on 127.0.0.1; 0 picks a free one (Inspector::port() tells which).
     std::uint16_t port = 0;
@@ -53,10 +58,14 @@ struct InspectorOptions {
     std::string address = "127.0.0.1";
     /// When not empty, every request to the server must carry it, in the header X-Ebt-Token or as
     /// the query parameter token= (the page: http://HOST:PORT/?token=...); else 401.
-    std::string token;
+    std::string token{};
     /// Commands (pause, resume, step, write, abort) are refused with 403; the page hides its buttons.
     bool read_only = false;
 };
+
+/// Whether the inspector counts `address` as loopback ("127.x.x.x", "::1", "localhost"): any other
+/// address needs InspectorOptions::token. (ebt_arena checks its --inspect-address with it.)
+bool is_loopback_address(std::string_view address) noexcept;
 
 /// One HTTP answer of Inspector::handle.
 struct InspectorResponse {
