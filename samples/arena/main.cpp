@@ -8,7 +8,8 @@
 //
 //   ebt_arena [--agents N] [--seconds S] [--hz H] [--seed N] [--mode poll|event] [--lod on|off]
 //             [--realtime] [--trace N] [--svg FILE] [--view N] [--dot FILE]
-//             [--log FILE [--log-agents N,M,...]] [--inspect PORT] [--record FILE]
+//             [--log FILE [--log-agents N,M,...]] [--record FILE]
+//             [--inspect PORT [--inspect-address ADDR] [--inspect-token TOKEN] [--inspect-read-only]]
 #include "arena_scenario.hpp"
 
 #include <ebt/debug/inspector.hpp>
@@ -67,6 +68,10 @@ void usage(std::FILE* out, const char* argv0) {
                  "                   (default: built in; samples/arena.xml is the same tree)\n"
                  "  --inspect PORT   serve the live inspector on http://127.0.0.1:PORT/ (0: a free port) and run\n"
                  "                   in real time until Ctrl-C (or --seconds, when given)\n"
+                 "  --inspect-address ADDR  bind the inspector to ADDR instead of 127.0.0.1 (e.g. 0.0.0.0)\n"
+                 "                   any address but loopback needs --inspect-token\n"
+                 "  --inspect-token TOKEN   every request must carry TOKEN (the printed URL has it)\n"
+                 "  --inspect-read-only     the inspector refuses every command (pause, step, write, abort)\n"
                  "  -h, --help       this help\n",
                  argv0);
 }
@@ -172,6 +177,9 @@ int main(int argc, char** argv) {
     std::string log_file;
     std::vector<long long> log_guards;
     long long inspect_port = -1;
+    std::string inspect_address;  // "" : the inspector's default, 127.0.0.1
+    std::string inspect_token;
+    bool inspect_address_given = false, inspect_token_given = false, inspect_read_only = false;
     bool seconds_given = false;
     for (int i = 1; i < argc; ++i) {
         const std::string opt = argv[i];
@@ -219,6 +227,18 @@ int main(int argc, char** argv) {
 #endif
         } else if (opt == "--inspect") {
             inspect_port = parse_int(argv0, "--inspect", value(), 0, 65535);
+        } else if (opt == "--inspect-address") {
+            inspect_address = value();
+            inspect_address_given = true;
+            if (inspect_address.empty()) fail(argv0, "--inspect-address needs an address, e.g. 0.0.0.0");
+        } else if (opt == "--inspect-token") {
+            inspect_token = value();
+            inspect_token_given = true;
+            const bool visible = std::all_of(inspect_token.begin(), inspect_token.end(), [](char c) { return c > ' ' && c < 127; });
+            if (inspect_token.empty() || inspect_token.size() > 256 || !visible)
+                fail(argv0, "--inspect-token needs 1 to 256 visible ASCII characters (no spaces)");
+        } else if (opt == "--inspect-read-only") {
+            inspect_read_only = true;
         } else if (opt == "--svg") {
             svg = value();
             if (svg.empty()) fail(argv0, "--svg needs a file name");
@@ -244,6 +264,15 @@ int main(int argc, char** argv) {
             fail(argv0, "unknown option '" + opt + "'");
         }
     }
+    if (inspect_port < 0) {
+        if (inspect_address_given) fail(argv0, "--inspect-address needs --inspect PORT");
+        if (inspect_token_given) fail(argv0, "--inspect-token needs --inspect PORT");
+        if (inspect_read_only) fail(argv0, "--inspect-read-only needs --inspect PORT");
+    }
+    if (inspect_address_given && !debug::is_loopback_address(inspect_address) && !inspect_token_given)
+        fail(argv0, "--inspect-address " + inspect_address +
+                        " is not a loopback address: it needs --inspect-token TOKEN (without one, anyone who can "
+                        "reach it could pause the world and write blackboards)");
     if (trace_guard >= config.agents)
         fail(argv0, "--trace " + std::to_string(trace_guard) + ": there are only " + std::to_string(config.agents) +
                         " guards (0 to " + std::to_string(config.agents - 1) + ")");
@@ -315,6 +344,9 @@ int main(int argc, char** argv) {
         try {
             debug::InspectorOptions options;
             options.port = static_cast<std::uint16_t>(inspect_port);
+            if (inspect_address_given) options.address = inspect_address;
+            options.token = inspect_token;
+            options.read_only = inspect_read_only;
             inspector.emplace(arena.world(), options);
         } catch (const std::exception& e) {
             std::fprintf(stderr, "%s: error: --inspect: %s\n", argv0, e.what());
@@ -342,8 +374,8 @@ int main(int argc, char** argv) {
                 realtime ? ", real time" : "");
     std::printf("arena %.0f x %.0f units; world set up in %.1f ms\n", arena.width(), arena.height(), setup_ms);
     if (inspector)
-        std::printf("inspector: %s  (Ctrl-C to stop%s)\n", inspector->url().c_str(),
-                    seconds_given ? ", or at the end of --seconds" : "");
+        std::printf("inspector: %s  (%sCtrl-C to stop%s)\n", inspector->url().c_str(),
+                    inspect_read_only ? "read-only, " : "", seconds_given ? ", or at the end of --seconds" : "");
     std::printf("\n");
     std::printf("%7s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "time s", "patrol", "respond", "attack", "flee",
                 "intruders", "alarms", "events", "AI ms", "AI ms", "sim ms");
