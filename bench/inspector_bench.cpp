@@ -17,6 +17,10 @@
 //                                 frames back to back, fewer).
 //   BM_Inspector/watched_every    the same with a snapshot every frame (publish_interval 0): the
 //                                 worst case, a game at 10 frames a second or slower
+//   BM_InspectorCalls/attached    before_frame() and after_frame() alone, without World::step, nobody
+//                                 watching: what an attached inspector adds to a frame, measured
+//                                 without the frame (whose run-to-run noise on a shared machine is
+//                                 larger than that cost)
 //
 // Timings depend on the machine; compare the cases of one run as ratios. The CTest run
 // (bench_inspector) only checks that every case runs.
@@ -107,9 +111,23 @@ void BM_Inspector(benchmark::State& state, Inspecting inspecting) {
     state.SetItemsProcessed(static_cast<std::int64_t>(frames * kAgents));  // agent-frames
 }
 
+/// The inspector's own calls around a frame, without the frame (the world does not move), nobody
+/// watching.
+void BM_InspectorCalls(benchmark::State& state) {
+    Population p;
+    ebt::debug::Inspector inspector(p.world);
+    ebt::FrameMetrics metrics;
+    metrics.agents_stepped = kAgents;
+    for (auto _ : state) {
+        if (inspector.before_frame()) inspector.after_frame(metrics);
+        ++metrics.frame;
+    }
+}
+
 BENCHMARK_CAPTURE(BM_Inspector, off, Inspecting::Off)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Inspector, attached, Inspecting::Attached)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Inspector, watched, Inspecting::Watched)->Unit(benchmark::kMicrosecond);
 BENCHMARK_CAPTURE(BM_Inspector, watched_every, Inspecting::WatchedEvery)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_InspectorCalls)->Name("BM_InspectorCalls/attached");
 
 }  // namespace

@@ -303,10 +303,19 @@ struct Inspector::Impl {
     std::shared_ptr<const AgentList> build_agent_list() {
         auto list = std::make_shared<AgentList>();
         list->frame = world.frame();
+        list->rows.reserve(world.size());
+        // Agents mostly share a few trees: the last one's info is reused without a look-up.
+        const void* last_tree = nullptr;
+        std::shared_ptr<const TreeInfo> last_info;
         for (const AgentHandle h : world.handles()) {
             const Agent* a = world.agent(h);
             if (!a) continue;  // joins at the end of the frame
-            AgentRow row{h, tree_info(a->tree()), kNoNode, a->status()};
+            const void* tree = &detail::EngineAccess::tree_data(a->tree());
+            if (tree != last_tree) {
+                last_info = tree_info(a->tree());
+                last_tree = tree;
+            }
+            AgentRow row{h, last_info, kNoNode, a->status()};
             int best = -1;
             for (NodeIndex i = 0; i < row.tree->nodes.size(); ++i)
                 if (a->status(i) == Status::Running && row.tree->nodes[i].depth > best) {
