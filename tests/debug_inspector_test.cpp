@@ -745,3 +745,12 @@ TEST_CASE("inspector: nobody watching: the game thread keeps the metrics; a page
     CHECK(inspector.handle("GET", "/api/metrics").body ==
           R"({"frames":[)" + row(0) + "," + row(1) + "," + row(2) + "," + row(3) + "]}");
 }
+
+TEST_CASE("inspector: which addresses are loopback; the URL carries the token percent-encoded") {
+    for (const char* address : {"127.0.0.1", "127.1.2.3", "::1", "localhost"}) CHECK(debug::is_loopback_address(address));
+    for (const char* address : {"0.0.0.0", "10.0.0.1", "::", "128.0.0.1", "localhost.example.com", ""})
+        CHECK_FALSE(debug::is_loopback_address(address));
+    Guards g;
+    debug::Inspector inspector(g.world, {.serve = false, .token = "a b&c=d%e/f-g_h.i~j"});
+    CHECK(inspector.url() == "http://127.0.0.1:0/?token=a%20b%26c%3Dd%25e%2Ff-g_h.i~j");
+}
