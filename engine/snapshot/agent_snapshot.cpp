@@ -297,7 +297,7 @@ std::vector<std::byte> finish_file(Kind kind, const io::ByteWriter& content) {
 
 io::ByteReader open_file(std::span<const std::byte> bytes, Kind kind, const std::string& source) {
     io::ByteReader header(bytes.data(), bytes.size(), source);
-    header.header(kMagic, "an ebt snapshot", kVersion, kVersion);
+    header.header(kMagic, "ebt snapshot", kVersion, kVersion);
     if (bytes.size() < kHeaderBytes + 1 + 8) header.fail("truncated: the snapshot ends before its content and checksum");
     const std::size_t body_end = bytes.size() - 8;
     io::ByteReader sum(bytes.data() + body_end, 8, source, body_end);
