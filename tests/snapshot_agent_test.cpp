@@ -373,3 +373,41 @@ TEST_CASE("snapshot: shared scopes are re-bound by name; the mirrors keep their 
     CHECK(b.blackboard().get<bool>("squad.alarm") == a.blackboard().get<bool>("squad.alarm"));
     CHECK(save_agent(b) == bytes);
 }
+
+TEST_CASE("snapshot: a squad of agents of two trees saved together restores in order and carries on alike") {
+    Registry registry;
+    scenarios::register_guard_actions(registry);
+    const Tree guard = scenarios::guard_tree(registry);
+    const Tree walker = TreeBuilder("walker").key<int>("steps").sequence().wait(120ms).always_success().back().end();
+    std::vector<test::TraceRecorder> traces_a(4), traces_b(4);
+    std::vector<Agent> a;
+    a.emplace_back(guard, AgentOptions{.seed = 1, .listener = &traces_a[0]});
+    a.emplace_back(walker, AgentOptions{.mode = Mode::Polling, .listener = &traces_a[1]});
+    a.emplace_back(guard, AgentOptions{.mode = Mode::Polling, .seed = 3, .listener = &traces_a[2]});
+    a.emplace_back(walker, AgentOptions{.listener = &traces_a[3]});
+    for (int i = 0; i < 5; ++i) {
+        if (i == 3) a[0].blackboard().set(scenarios::kEnemySeen, true);
+        for (Agent& agent : a) agent.tick(50ms);
+    }
+    a[3].blackboard().set("steps", 7);
+    const std::vector<const Agent*> squad{&a[0], &a[1], &a[2], &a[3]};
+    const std::vector<std::byte> bytes = save_agents(squad);
+    const std::vector<Tree> trees{walker, guard};  // any order
+    std::vector<Agent> b = restore_agents(trees, bytes, [&](std::size_t i) { return RestoreOptions{.listener = &traces_b[i]}; });
+    REQUIRE(b.size() == 4);
+    CHECK(b[3].blackboard().get<int>("steps") == 7);
+    const std::uint64_t from = a[0].ticks();
+    for (int i = 0; i < 20; ++i)
+        for (std::size_t k = 0; k < 4; ++k) {
+            a[k].tick(50ms);
+            b[k].tick(50ms);
+        }
+    for (std::size_t k = 0; k < 4; ++k) {
+        CAPTURE(k);
+        CHECK(&b[k].tree().schema() == &a[k].tree().schema());
+        CHECK(events_from(traces_b[k], from) == events_from(traces_a[k], from));
+    }
+    CHECK(error_of([&] { (void)restore_agents(std::vector<Tree>{walker}, bytes); }) ==
+          "restore_agents(): the snapshot holds agents of tree 'guard', and none of the trees given has its structural hash");
+    CHECK(error_of([&] { (void)restore_agent(walker, bytes); }) == "snapshot: byte 12: a snapshot of kind 2, not 1 (one agent)");
+}

@@ -95,13 +95,20 @@ void check_savable(const Agent& agent, const char* who) {
     }
 }
 
-void write_agent_record(io::ByteWriter& out, const Agent& agent, std::uint64_t tree_hash) {
-    const TreeData& t = EngineAccess::tree_data(agent.tree());
-    out.string(t.name);
+void write_identity(io::ByteWriter& out, const Tree& tree, std::uint64_t tree_hash) {
+    out.string(tree.name());
     out.u64(tree_hash);
-    out.varint(t.nodes.size());
-    out.varint(t.schema.size());
+    out.varint(tree.size());
+    out.varint(tree.schema().size());
+}
 
+void write_agent_record(io::ByteWriter& out, const Agent& agent, std::uint64_t tree_hash) {
+    write_identity(out, agent.tree(), tree_hash);
+    write_agent_state(out, agent);
+}
+
+void write_agent_state(io::ByteWriter& out, const Agent& agent) {
+    const TreeData& t = EngineAccess::tree_data(agent.tree());
     out.u8(static_cast<std::uint8_t>(agent.mode()));
     out.u8(static_cast<std::uint8_t>((SnapshotAccess::restart_on_end(agent) ? 1 : 0) | (SnapshotAccess::stopped(agent) ? 2 : 0) |
                                      (SnapshotAccess::abort_requested(agent) ? 4 : 0)));
@@ -309,7 +316,7 @@ io::ByteReader open_file(std::span<const std::byte> bytes, Kind kind, const std:
     if (found != static_cast<std::uint8_t>(kind))
         throw debug::FileFormatError(source, kHeaderBytes,
                                      "a snapshot of kind " + std::to_string(found) + ", not " + std::to_string(static_cast<int>(kind)) +
-                                         " (" + (kind == Kind::Agent ? "one agent" : "?") + ")");
+                                         " (" + (kind == Kind::Agent ? "one agent" : "a set of agents") + ")");
     return io::ByteReader(bytes.data() + kHeaderBytes + 1, body_end - kHeaderBytes - 1, source, kHeaderBytes + 1);
 }
 
@@ -356,6 +363,74 @@ ResumeHandle resume_handle(const Agent& agent, NodeRef node) {
     for (const SuspendedAction& s : suspended_actions(agent))
         if (s.node == node.index()) return s.handle;
     return ResumeHandle{};
+}
+
+}  // namespace ebt
+
+namespace ebt {
+
+std::vector<std::byte> save_agents(std::span<const Agent* const> agents) {
+    // The trees, each identified once (its structural hash computed once), then each agent's state.
+    std::vector<const Tree*> trees;
+    std::vector<std::uint64_t> hashes;
+    std::vector<std::size_t> tree_of(agents.size());
+    for (std::size_t i = 0; i < agents.size(); ++i) {
+        if (!agents[i]) throw UsageError("save_agents(): agent " + std::to_string(i) + " is null");
+        check_savable(*agents[i], "save_agents()");
+        const Tree& tree = agents[i]->tree();
+        std::size_t at = 0;
+        while (at < trees.size() && &detail::EngineAccess::tree_data(*trees[at]) != &detail::EngineAccess::tree_data(tree)) ++at;
+        if (at == trees.size()) {
+            trees.push_back(&tree);
+            hashes.push_back(structural_hash(tree));
+        }
+        tree_of[i] = at;
+    }
+    debug::io::ByteWriter content;
+    content.varint(trees.size());
+    for (std::size_t t = 0; t < trees.size(); ++t) write_identity(content, *trees[t], hashes[t]);
+    content.varint(agents.size());
+    for (std::size_t i = 0; i < agents.size(); ++i) {
+        content.varint(tree_of[i]);
+        write_agent_state(content, *agents[i]);
+    }
+    return finish_file(Kind::Squad, content);
+}
+
+std::vector<Agent> restore_agents(std::span<const Tree> trees, std::span<const std::byte> snapshot,
+                                  const std::function<RestoreOptions(std::size_t)>& options) {
+    const std::string source = "snapshot";
+    debug::io::ByteReader in = open_file(snapshot, Kind::Squad, source);
+    std::vector<std::uint64_t> given(trees.size());
+    for (std::size_t t = 0; t < trees.size(); ++t) {
+        if (!trees[t]) throw UsageError("restore_agents(): tree " + std::to_string(t) + " is empty");
+        given[t] = structural_hash(trees[t]);
+    }
+    // Which of `trees` each saved tree is.
+    const std::uint64_t tree_count = in.varint_at_most(in.remaining(), "tree count");
+    std::vector<const Tree*> saved_trees;
+    for (std::uint64_t t = 0; t < tree_count; ++t) {
+        const TreeIdentity id = read_agent_identity(in);
+        const auto it = std::find(given.begin(), given.end(), id.hash);
+        if (it == given.end())
+            throw SnapshotError("restore_agents(): the snapshot holds agents of tree '" + id.name +
+                                "', and none of the trees given has its structural hash");
+        saved_trees.push_back(&trees[static_cast<std::size_t>(it - given.begin())]);
+    }
+    const std::uint64_t count = in.varint_at_most(in.remaining(), "agent count");
+    std::vector<std::pair<const Tree*, AgentImage>> images;
+    images.reserve(static_cast<std::size_t>(count));
+    for (std::uint64_t i = 0; i < count; ++i) {
+        const std::uint64_t t = in.varint_at_most(tree_count == 0 ? 0 : tree_count - 1, "tree index");
+        if (tree_count == 0) in.fail("corrupt: an agent without any tree");
+        images.emplace_back(saved_trees[t], read_agent_state(in, *saved_trees[t], source));
+    }
+    if (!in.at_end()) in.fail("corrupt: " + std::to_string(in.remaining()) + " bytes after the agents");
+    std::vector<Agent> agents;
+    agents.reserve(images.size());
+    for (std::size_t i = 0; i < images.size(); ++i)
+        agents.push_back(make_agent(*images[i].first, std::move(images[i].second), options ? options(i) : RestoreOptions{}));
+    return agents;
 }
 
 }  // namespace ebt

@@ -30,7 +30,7 @@ namespace io = ebt::debug::io;
 inline constexpr std::string_view kMagic{"EBTSNAP\0", 8};
 inline constexpr std::uint32_t kVersion = 1;
 inline constexpr std::size_t kHeaderBytes = 12;
-enum class Kind : std::uint8_t { Agent = 1 };
+enum class Kind : std::uint8_t { Agent = 1, Squad = 2 };
 
 /// Everything a restored agent takes from a snapshot, read and checked before any agent is made.
 struct AgentImage {
@@ -62,6 +62,9 @@ struct TreeIdentity {
 void check_savable(const Agent& agent, const char* who);
 /// Appends `agent`'s record; `tree_hash` is structural_hash(agent.tree()) (computed once per tree).
 void write_agent_record(io::ByteWriter& out, const Agent& agent, std::uint64_t tree_hash);
+/// The record's two parts: the tree's identity, and the agent's state.
+void write_identity(io::ByteWriter& out, const Tree& tree, std::uint64_t tree_hash);
+void write_agent_state(io::ByteWriter& out, const Agent& agent);
 TreeIdentity read_agent_identity(io::ByteReader& in);
 /// SnapshotError unless `tree` is the definition `id` names.
 void check_identity(const TreeIdentity& id, const Tree& tree, std::uint64_t tree_hash);

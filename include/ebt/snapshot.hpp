@@ -26,6 +26,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -75,6 +76,16 @@ std::vector<std::byte> save_agent(const Agent& agent);
 /// action is called and nothing is emitted. The agent has a new serial: resume handles from before
 /// are stale; get new ones from suspended_actions().
 Agent restore_agent(const Tree& tree, std::span<const std::byte> snapshot, const RestoreOptions& options = {});
+
+/// Saves several agents (a squad, or every agent a game keeps) into one snapshot: each tree's identity
+/// once, then each agent's state, in the order given. Refuses what save_agent refuses, naming the call.
+std::vector<std::byte> save_agents(std::span<const Agent* const> agents);
+/// The agents of a save_agents snapshot, in the order they were saved, each of the tree among `trees`
+/// with its structural hash (SnapshotError naming a saved tree that none of them is). `options(i)`
+/// gives agent i what the game supplies again (no function: nothing). Errors as restore_agent; the
+/// whole snapshot is read and checked before the first agent is made.
+std::vector<Agent> restore_agents(std::span<const Tree> trees, std::span<const std::byte> snapshot,
+                                  const std::function<RestoreOptions(std::size_t)>& options = {});
 
 /// A suspended action of an agent and a handle that resumes its current run.
 struct SuspendedAction {
