@@ -69,7 +69,7 @@ ActionSpec scripted(int kind, int updates, Status result, int write_key) {
     return spec;
 }
 
-/// Random trees over most node kinds, with preconditions on the bool keys.
+/// Random trees over every composite and decorator kind, with preconditions on the bool keys.
 struct Generator {
     std::mt19937_64 rng;
     int budget = 30;
@@ -91,7 +91,7 @@ struct Generator {
     void node(TreeBuilder& b, int depth) {
         --budget;
         const bool leaf = depth >= 5 || budget <= 0;
-        const int choice = leaf ? 10 + pick(4) : pick(14);
+        const int choice = leaf ? 10 + pick(4) : (chance(30) ? 14 + pick(8) : pick(14));
         switch (choice) {
         case 0: b.sequence(options()); children(b, depth); break;
         case 1: b.selector(options()); children(b, depth); break;
@@ -105,6 +105,24 @@ struct Generator {
         case 9: (chance(50) ? b.inverter(options()) : b.delay(duration(), options())); node(b, depth + 1); b.back(); break;
         case 10: b.wait(duration()); break;
         case 11: b.check(kKeyNames[pick(kKeys)], chance(50)); break;
+        case 14: b.filter(options()); children(b, depth); break;
+        case 15: b.priority_selector(options()); children(b, depth); break;
+        case 16: b.non_priority_selector(options()); children(b, depth); break;
+        case 17: {
+            const int n = 1 + pick(3);
+            std::vector<double> weights;
+            for (int i = 0; i < n; ++i) weights.push_back(1.0 + pick(4));
+            b.weighted_selector(weights, options());
+            children(b, depth, n);
+            break;
+        }
+        case 18:
+            b.monitor(Policy::RequireAll, Policy::RequireOne, options()).check(kKeyNames[pick(kKeys)], chance(50));
+            children(b, depth);
+            break;
+        case 19: b.loop(1 + pick(3), options()); node(b, depth + 1); b.back(); break;
+        case 20: b.retry(1 + pick(3), options()); node(b, depth + 1); b.back(); break;
+        case 21: b.force_success(options()); node(b, depth + 1); b.back(); break;
         default: {
             const int kind = pick(3);
             b.action("A" + std::to_string(actions++),
@@ -113,8 +131,8 @@ struct Generator {
         }
         }
     }
-    void children(TreeBuilder& b, int depth) {
-        const int n = 1 + pick(3);
+    void children(TreeBuilder& b, int depth, int n = 0) {
+        if (n == 0) n = 1 + pick(3);
         for (int i = 0; i < n; ++i) node(b, depth + 1);
         b.back();
     }
@@ -223,7 +241,7 @@ std::string hex(std::uint64_t v) {
 
 TEST_CASE("snapshot: random trees saved mid-run and restored carry on exactly as the uninterrupted agent, both modes") {
     int trees = 0, rebound = 0;
-    for (std::uint64_t seed = 1; seed <= 120; ++seed) {
+    for (std::uint64_t seed = 1; seed <= 150; ++seed) {
         Tree tree;
         try {
             tree = random_tree(seed);
