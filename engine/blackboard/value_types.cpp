@@ -1,6 +1,9 @@
-// The names XML files give value types, and the text form of enums (Registry::add_enum).
+// The names XML files give value types, the text form of enums (Registry::add_enum), and the binary
+// form of values (ValueWriter / ValueReader, the serializers of <ebt/value_type.hpp>).
 #include <ebt/status.hpp>
 #include <ebt/value_type.hpp>
+
+#include "debug/binary_io.hpp"
 
 #include <charconv>
 #include <map>
@@ -104,3 +107,46 @@ const char* value_type_xml_name(const TypeInfo* type) noexcept {
 }
 
 }  // namespace ebt::detail
+
+// ---- the binary form of values (ValueWriter / ValueReader over the debug files' byte format) ----------
+
+namespace ebt {
+
+void ValueWriter::boolean(bool v) { out_->u8(v ? 1 : 0); }
+void ValueWriter::u64(std::uint64_t v) { out_->varint(v); }
+void ValueWriter::i64(std::int64_t v) {
+    // zigzag: small magnitudes of either sign stay short
+    const auto u = static_cast<std::uint64_t>(v);
+    out_->varint((u << 1) ^ (v < 0 ? ~std::uint64_t{0} : 0));
+}
+void ValueWriter::f32(float v) {
+    std::uint32_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    out_->u32(bits);
+}
+void ValueWriter::f64(double v) { out_->f64(v); }
+void ValueWriter::string(std::string_view v) { out_->string(v); }
+void ValueWriter::bytes(const void* data, std::size_t size) { out_->raw(data, size); }
+
+bool ValueReader::boolean() {
+    const std::uint8_t b = in_->u8();
+    if (b > 1) in_->fail("corrupt: a bool value is " + std::to_string(b) + " (0 or 1)");
+    return b == 1;
+}
+std::uint64_t ValueReader::u64() { return in_->varint(); }
+std::int64_t ValueReader::i64() {
+    const std::uint64_t z = in_->varint();
+    return static_cast<std::int64_t>((z >> 1) ^ (~(z & 1) + 1));
+}
+float ValueReader::f32() {
+    const std::uint32_t bits = in_->u32();
+    float v;
+    std::memcpy(&v, &bits, sizeof v);
+    return v;
+}
+double ValueReader::f64() { return in_->f64(); }
+std::string ValueReader::string() { return in_->string(std::size_t{1} << 30); }
+void ValueReader::bytes(void* out, std::size_t size) { in_->raw(out, size); }
+void ValueReader::fail(const std::string& problem) const { in_->fail(problem); }
+
+}  // namespace ebt

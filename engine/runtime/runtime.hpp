@@ -212,6 +212,9 @@ struct Runtime {
     /// to Agent::tick without anything observable happening; Agent::tick then calls abort_all().
     bool stopping = false;
     Duration dt{0};  // the tick's dt (ActionContext::dt); 0 for calls outside a tick
+    /// When set, validate() stores the first broken invariant here instead of reporting it through the
+    /// assert hook: for state the engine did not make itself (a restored snapshot, engine/snapshot).
+    std::string* broken_invariant = nullptr;
 };
 
 template <class F> bool Runtime::contained(NodeIndex n, F&& f) {

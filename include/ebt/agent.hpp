@@ -35,6 +35,7 @@ namespace ebt {
 namespace detail {
 struct Runtime;
 struct EngineAccess;
+struct SnapshotAccess;  // engine/snapshot: saving and restoring an agent's private state
 class AgentHost;  // <ebt/detail/agent_host.hpp>: who embeds an agent (a World)
 }  // namespace detail
 class World;
@@ -163,6 +164,7 @@ public:
 private:
     friend struct detail::Runtime;
     friend struct detail::EngineAccess;  // set_host() and tick_numbered(), for a World
+    friend struct detail::SnapshotAccess;  // <ebt/snapshot.hpp>: its whole state, between ticks
     friend class Blackboard;
     friend class ActionContext;
     friend class ConditionContext;

@@ -20,6 +20,15 @@
 //     format and parse (both or neither) give the type a text form: XML literals (port values,
 //     initial values, == / != comparisons) and save(). A trivially copyable type may specialize
 //     BlackboardValue too, for format/parse only (its hash stays its bytes).
+//
+//       static void save(const game::Loadout& v, ebt::ValueWriter& out);      // optional: snapshots
+//       static void load(ebt::ValueReader& in, game::Loadout& out);           // optional: snapshots
+//
+//     save and load (both or neither) give the type a binary form: snapshots (<ebt/snapshot.hpp>)
+//     and recordings. load reads exactly what save wrote, in the same order; a value it cannot
+//     accept is refused with in.fail("why"). Built in (no hooks needed): bool, the integer types,
+//     float, double, enums (by their underlying value) and std::string. A type with neither is not
+//     serializable (TypeInfo::serializable()): saving an agent with a key of that type names the key.
 //   - enums get a text form (their value names) from Registry::add_enum (include/ebt/registry.hpp).
 //
 // A Value owns one value of any such type, on the heap (never relocated byte-wise): it is how
@@ -32,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <new>
 #include <string>
@@ -44,6 +54,57 @@
 namespace ebt {
 
 struct TypeInfo;
+namespace debug::io {
+class ByteWriter;  // engine/debug/binary_io.hpp, private to the engine
+class ByteReader;
+}  // namespace debug::io
+
+/// Writes the binary form of one blackboard value (a BlackboardValue<T>::save hook, the built-in
+/// serializers). Made by the engine around its own byte buffer; game code only receives one. The
+/// encoding is little-endian on every machine: integers as LEB128 varints (signed ones zigzagged),
+/// floating point as its IEEE bits, strings and byte runs with their length first.
+class ValueWriter {
+public:
+    explicit ValueWriter(debug::io::ByteWriter& out) noexcept : out_(&out) {}
+    void boolean(bool v);
+    void u64(std::uint64_t v);  // any unsigned integer
+    void i64(std::int64_t v);   // any signed integer
+    void f32(float v);
+    void f64(double v);
+    void string(std::string_view v);
+    /// `size` bytes as they are (the reader must know the size: write it first when it varies).
+    void bytes(const void* data, std::size_t size);
+
+private:
+    debug::io::ByteWriter* out_;
+};
+
+/// Reads what a ValueWriter wrote, in the same order. Every read is bounds-checked: a short or
+/// malformed input throws ebt::debug::FileFormatError naming the file and the byte offset, and so
+/// does fail(), for a value the reader cannot accept (a load hook's own checks).
+class ValueReader {
+public:
+    explicit ValueReader(debug::io::ByteReader& in) noexcept : in_(&in) {}
+    bool boolean();  // refuses a byte other than 0 or 1
+    std::uint64_t u64();
+    std::int64_t i64();
+    float f32();
+    double f64();
+    std::string string();
+    void bytes(void* out, std::size_t size);
+    [[noreturn]] void fail(const std::string& problem) const;
+
+private:
+    debug::io::ByteReader* in_;
+};
+
+/// The binary form of a value type (see ValueWriter / ValueReader): `save` writes the value,
+/// `load` reads one into the constructed value `out` (throwing debug::FileFormatError, `out`
+/// unchanged, when the input is not a value of the type).
+struct ValueSerializer {
+    void (*save)(const TypeInfo* type, const void* value, ValueWriter& out);
+    void (*load)(const TypeInfo* type, ValueReader& in, void* out);
+};
 
 /// Operations on a value type that is not trivially copyable. All take pointers to values of that
 /// type; `copy_construct` and `default_construct` construct in raw storage of the type's size and
@@ -84,8 +145,13 @@ struct TypeInfo {
     /// Null for a type without a text form. Set once per type at start-up (built-in types, user
     /// types with format/parse, and enums when Registry::add_enum names their values).
     mutable const TextForm* text = nullptr;
+    /// Null for a type without a binary form (snapshots): built in for bool, integers, float, double,
+    /// enums and std::string; user types through BlackboardValue<T>::save / load.
+    const ValueSerializer* serializer = nullptr;
 
     bool trivial() const noexcept { return ops == nullptr; }
+    /// Whether values of the type can be saved in a snapshot (see `serializer`).
+    bool serializable() const noexcept { return serializer != nullptr; }
 };
 
 /// The opt-in of a user type that is not trivially copyable (see the top of this header), and the
@@ -147,6 +213,11 @@ concept HasValueText = requires(const T& v, T& out, std::string_view s) {
     { BlackboardValue<T>::parse(s, out) } -> std::convertible_to<bool>;
 };
 
+template <class T>
+concept HasValueSave = requires(const T& v, ValueWriter& w) { BlackboardValue<T>::save(v, w); };
+template <class T>
+concept HasValueLoad = requires(T& out, ValueReader& r) { BlackboardValue<T>::load(r, out); };
+
 template <class T> struct OpsOf {
     static void default_construct(void* to) { ::new (to) T(); }
     static void copy_construct(void* to, const void* from) { ::new (to) T(*static_cast<const T*>(from)); }
@@ -169,6 +240,64 @@ template <class T> struct TextOf {
     }
     static inline const TextForm form{&format, &parse, {}};
 };
+
+/// The built-in binary forms and the user's save/load hooks (BlackboardValue<T>), as a ValueSerializer.
+template <class T> struct SerialOf {
+    static void save(const TypeInfo*, const void* value, ValueWriter& out) {
+        const T& v = *static_cast<const T*>(value);
+        if constexpr (HasValueSave<T>) BlackboardValue<T>::save(v, out);
+        else if constexpr (std::is_same_v<T, bool>) out.boolean(v);
+        else if constexpr (std::is_enum_v<T>) {
+            const auto underlying = static_cast<std::underlying_type_t<T>>(v);
+            SerialOf<std::underlying_type_t<T>>::save(nullptr, &underlying, out);
+        }
+        else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) out.i64(static_cast<std::int64_t>(v));
+        else if constexpr (std::is_integral_v<T>) out.u64(static_cast<std::uint64_t>(v));
+        else if constexpr (std::is_same_v<T, float>) out.f32(v);
+        else if constexpr (std::is_same_v<T, double>) out.f64(v);
+        else out.string(v);  // std::string
+    }
+    static void load(const TypeInfo* type, ValueReader& in, void* out) {
+        T& v = *static_cast<T*>(out);
+        if constexpr (HasValueLoad<T>) {
+            T loaded{};
+            BlackboardValue<T>::load(in, loaded);
+            v = std::move(loaded);
+        } else if constexpr (std::is_same_v<T, bool>) {
+            v = in.boolean();
+        } else if constexpr (std::is_enum_v<T>) {
+            std::underlying_type_t<T> u{};
+            SerialOf<std::underlying_type_t<T>>::load(type, in, &u);
+            v = static_cast<T>(u);
+        } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+            const std::int64_t n = in.i64();
+            if (n < static_cast<std::int64_t>(std::numeric_limits<T>::min()) || n > static_cast<std::int64_t>(std::numeric_limits<T>::max()))
+                in.fail("the integer " + std::to_string(n) + " does not fit in " + type->name);
+            v = static_cast<T>(n);
+        } else if constexpr (std::is_integral_v<T>) {
+            const std::uint64_t n = in.u64();
+            if (n > static_cast<std::uint64_t>(std::numeric_limits<T>::max()))
+                in.fail("the integer " + std::to_string(n) + " does not fit in " + type->name);
+            v = static_cast<T>(n);
+        } else if constexpr (std::is_same_v<T, float>) {
+            v = in.f32();
+        } else if constexpr (std::is_same_v<T, double>) {
+            v = in.f64();
+        } else {
+            v = in.string();
+        }
+    }
+    static inline const ValueSerializer serializer{&save, &load};
+};
+
+template <class T> const ValueSerializer* serializer_of() {
+    static_assert(HasValueSave<T> == HasValueLoad<T>,
+                  "ebt::BlackboardValue<T> gives save without load or load without save: give both or neither");
+    constexpr bool builtin = std::is_same_v<T, bool> || std::is_enum_v<T> || std::is_integral_v<T> ||
+                             std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::string>;
+    if constexpr (HasValueSave<T> || builtin) return &SerialOf<T>::serializer;
+    else return nullptr;
+}
 
 template <class T> const ValueOps* ops_of() {
     if constexpr (std::is_trivially_copyable_v<T>) return nullptr;
@@ -196,7 +325,8 @@ template <class E> struct EnumOf {
 
 template <class T> struct TypeTag {
     static inline const TypeInfo info{type_display_name<T>() ? type_display_name<T>() : pretty_type_name<T>(),
-                                      sizeof(T), alignof(T), ops_of<T>(), text_of<T>()};
+                                      sizeof(T), alignof(T), ops_of<T>(), text_of<T>(),
+                                      serializer_of<T>()};
 };
 }  // namespace detail
 

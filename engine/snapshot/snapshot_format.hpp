@@ -1,0 +1,81 @@
+// The snapshot file format (docs/snapshots.md) and the agent record shared by agent, squad and world
+// snapshots. Private to engine/snapshot.
+//
+//   header   "EBTSNAP\0", u32 version
+//   u8       kind (Kind below)
+//   ...      the kind's content (an agent snapshot: one agent record)
+//   u64      FNV-1a of every byte between the header and this checksum
+//
+// An agent record is its tree's identity (name, structural hash, node and key counts) then its state
+// (see write_agent_record). read_agent_identity / read_agent_state read it in two steps so that a
+// world can pick the tree by the identity before reading the state the tree lays out.
+#pragma once
+
+#include "debug/binary_io.hpp"
+#include "tree/tree_data.hpp"
+
+#include <ebt/agent.hpp>
+#include <ebt/snapshot.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace ebt::detail::snapshot {
+
+namespace io = ebt::debug::io;
+
+inline constexpr std::string_view kMagic{"EBTSNAP\0", 8};
+inline constexpr std::uint32_t kVersion = 1;
+inline constexpr std::size_t kHeaderBytes = 12;
+enum class Kind : std::uint8_t { Agent = 1, Squad = 2 };
+
+/// Everything a restored agent takes from a snapshot, read and checked before any agent is made.
+struct AgentImage {
+    Mode mode = Mode::Event;
+    bool restart_on_end = true;
+    bool stopped = false;
+    bool abort_requested = false;
+    std::uint64_t engine_offset = 0;  // where the engine image starts in the file (for messages)
+    std::uint64_t seed = 0;
+    TimePoint clock = 0;
+    TimePoint next_deadline = 0;
+    std::uint64_t ticks = 0;
+    AgentStats stats;
+    std::uint16_t queue_head = 0;
+    std::uint16_t queue_size = 0;
+    std::vector<std::byte> engine;     // the state block's engine part, the shared-scope table zeroed
+    std::vector<bool> scope_bound;     // per shared scope of the tree: bound when saved
+    std::vector<Value> values;         // per key, in schema order
+};
+
+struct TreeIdentity {
+    std::string name;
+    std::uint64_t hash = 0;
+    std::uint64_t nodes = 0;
+    std::uint64_t keys = 0;
+};
+
+/// Refuses what save_agent refuses (inside a tick, moved from, a key without a binary form).
+void check_savable(const Agent& agent, const char* who);
+/// Appends `agent`'s record; `tree_hash` is structural_hash(agent.tree()) (computed once per tree).
+void write_agent_record(io::ByteWriter& out, const Agent& agent, std::uint64_t tree_hash);
+/// The record's two parts: the tree's identity, and the agent's state.
+void write_identity(io::ByteWriter& out, const Tree& tree, std::uint64_t tree_hash);
+void write_agent_state(io::ByteWriter& out, const Agent& agent);
+TreeIdentity read_agent_identity(io::ByteReader& in);
+/// SnapshotError unless `tree` is the definition `id` names.
+void check_identity(const TreeIdentity& id, const Tree& tree, std::uint64_t tree_hash);
+/// Reads and checks the state of an agent of `tree` (its identity already read and checked).
+AgentImage read_agent_state(io::ByteReader& in, const Tree& tree, const std::string& source);
+/// A new agent of `tree` in the state `image` holds, given what the game supplies again.
+Agent make_agent(const Tree& tree, AgentImage image, const RestoreOptions& options);
+
+/// The file around a kind's content: header, kind, content, checksum.
+std::vector<std::byte> finish_file(Kind kind, const io::ByteWriter& content);
+/// Checks the header, the kind and the checksum; returns a reader over the content alone.
+io::ByteReader open_file(std::span<const std::byte> bytes, Kind kind, const std::string& source);
+
+}  // namespace ebt::detail::snapshot

@@ -1,0 +1,53 @@
+// libFuzzer target over the snapshot reader (<ebt/snapshot.hpp>): any input must either be refused
+// with ebt::debug::FileFormatError (or SnapshotError, for a snapshot of another tree), or restore an
+// agent that lists its suspended actions and saves again to a snapshot that restores to the same
+// bytes. Each input is tried twice: as it is, and with its checksum (the last 8 bytes) recomputed,
+// so that mutations get past the checksum into the records. Anything else (another exception, a
+// crash, a sanitizer report, a hang) is a bug. Restored agents are not ticked: a snapshot forged with
+// a valid checksum may hold a state that passes the reader's checks but that the engine never makes
+// (docs/snapshots.md, "Errors"). Built by fuzz/CMakeLists.txt; run with fuzz/run.sh SECONDS.
+// Seeds: fuzz/corpus_snapshot/ (snapshots of snapshot_fuzz_tree.hpp's run).
+#include "snapshot_fuzz_tree.hpp"
+
+#include <ebt/debug/file_error.hpp>
+#include <ebt/detail/hash.hpp>
+#include <ebt/snapshot.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+void try_restore(const std::vector<std::byte>& bytes) {
+    static const ebt::Tree tree = ebt::fuzz::snapshot_tree();
+    try {
+        ebt::Agent agent = ebt::restore_agent(tree, bytes, {.source = "fuzz.ebtsnap"});
+        static_cast<void>(ebt::suspended_actions(agent));
+        const std::vector<std::byte> saved = ebt::save_agent(agent);
+        const std::vector<std::byte> again = ebt::save_agent(ebt::restore_agent(tree, saved));
+        if (again != saved) {
+            std::fprintf(stderr, "a restored snapshot saved again does not restore to the same bytes\n");
+            std::abort();
+        }
+    } catch (const ebt::debug::FileFormatError&) {
+    } catch (const ebt::SnapshotError&) {
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    std::vector<std::byte> bytes(size);
+    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::byte>(data[i]);
+    try_restore(bytes);
+    constexpr std::size_t kHeader = 12, kChecksum = 8;
+    if (size >= kHeader + kChecksum) {
+        ebt::detail::Fnv1a h;
+        h.bytes(bytes.data() + kHeader, size - kHeader - kChecksum);
+        std::uint64_t sum = h.value();
+        for (std::size_t i = 0; i < kChecksum; ++i, sum >>= 8) bytes[size - kChecksum + i] = static_cast<std::byte>(sum & 0xFF);
+        try_restore(bytes);
+    }
+    return 0;
+}
