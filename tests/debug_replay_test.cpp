@@ -7,6 +7,7 @@
 #include <ebt/debug/record.hpp>
 #include <ebt/debug/replay.hpp>
 #include <ebt/ebt.hpp>
+#include <ebt/signals.hpp>
 
 #include <doctest/doctest.h>
 
@@ -252,7 +253,7 @@ TEST_CASE("replay: a modified answer is reported at the first divergence, with f
     CHECK_FALSE(replay.step());  // stays stopped
 }
 
-TEST_CASE("replay: files that are not recordings, of another version, or cut short are refused with FileFormatError") {
+TEST_CASE("replay: files that are not recordings, of another version, or cut in the header are refused with FileFormatError; a recording cut later replays up to the cut") {
     const auto file = temp_file("bad.ebtrec");
     const std::vector<std::byte> good = record_one_action(file);
     std::filesystem::remove(file);
@@ -265,15 +266,22 @@ TEST_CASE("replay: files that are not recordings, of another version, or cut sho
     not_a_recording[0] = std::byte{'X'};
     CHECK(replay_error(not_a_recording) == "rec: byte 0: not ebt recording (its first bytes are not the ebt recording magic)");
 
+    CHECK(replay_error(std::vector<std::byte>(good.begin(), good.begin() + 10)) ==
+          "rec: byte 8: truncated: the file ends inside a 32-bit integer");
     // Cut inside the first frame's tree record: its XML text starts at byte 19 (header 12, tag, "one", length).
     CHECK(replay_error(std::vector<std::byte>(good.begin(), good.begin() + 20)) ==
-          "rec: byte 19: truncated: the file ends inside a string");
-    // Cut inside the last frame: the frames before it replay, then the error.
+          "no error: identical for 0 frames; the recording ends inside frame 0 (cut short: the game stopped while it was written)");
+    // Cut inside the last frame: the frames before it replay, then the replay says where it was cut.
     const std::vector<std::size_t> updates = running_updates(good);
-    CHECK(replay_error(std::vector<std::byte>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(updates[9]))) ==
-          "rec: byte " + std::to_string(updates[9]) + ": truncated: the file ends inside a byte");
+    for (const std::size_t cut : {updates[9], updates[9] + 1, updates[9] + 3}) {
+        CAPTURE(cut);
+        CHECK(replay_error(std::vector<std::byte>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut))) ==
+              "no error: identical for 9 frames; the recording ends inside frame 9 (cut short: the game stopped while it was written)");
+    }
     // Without its end record (a game that stopped without Recorder::stop()): every whole frame replays.
-    CHECK(replay_error(std::vector<std::byte>(good.begin(), good.end() - 2)) == "no error: identical after 10 frames");
+    CHECK(replay_error(std::vector<std::byte>(good.begin(), good.end() - 2)) ==
+          "no error: identical for 10 frames; the recording ends there without its end record (the game stopped in frame 10, "
+          "before Recorder::stop())");
 
     CHECK_THROWS_WITH_AS(debug::Replay(temp_file("missing.ebtrec")), doctest::Contains("byte 0: cannot open the file"),
                          debug::FileFormatError);
@@ -392,4 +400,170 @@ TEST_CASE("replay: a tree with a key a recording cannot hold (a std::string) is 
                          UsageError);
     recorder.stop();
     std::filesystem::remove(file);
+}
+
+// ---- inputs that bypass the World's own functions ---------------------------------------------------------
+
+namespace {
+
+/// The ways game code reaches agents of a recorded World other than through World's functions.
+enum class Bypass {
+    AgentAbort,          // world.agent(h)->abort() between frames
+    AgentResume,         // world.agent(h)->resume(handle, status) between frames
+    AgentRestart,        // world.agent(h)->restart() between frames
+    ListenerWrite,       // a WorldListener writes another agent's blackboard during a frame
+    OwnListenerWrite,    // an agent's own TraceListener (SpawnOptions::listener) does, during a frame
+    SlotWrite,           // a ChangeBus slot, hearing a shared key's publish reach an agent, writes a key
+    ListenerAbort,       // a WorldListener calls Agent::abort() on another agent during a frame
+    ListenerSpawn,       // a WorldListener spawns an agent during a frame
+    GameWriteAndResume,  // the reference: world.at(h).blackboard().set and World::resume between frames
+};
+
+/// Game code of the bypass scenarios: on soldier 0's first lifecycle event in frame `at` or later
+/// (the same event in both modes), does its thing once.
+struct BypassHooks final : WorldListener, TraceListener {
+    World* world = nullptr;
+    const Tree* tree = nullptr;
+    Bypass kind = Bypass::ListenerWrite;
+    std::uint64_t at = 6;
+    std::vector<AgentHandle> soldiers;
+    bool done = false;
+    void act() {
+        const bool from_listener = kind == Bypass::ListenerWrite || kind == Bypass::OwnListenerWrite ||
+                                   kind == Bypass::ListenerAbort || kind == Bypass::ListenerSpawn;
+        if (!from_listener || done || world->frame() < at) return;
+        done = true;
+        if (kind == Bypass::ListenerWrite || kind == Bypass::OwnListenerWrite) {
+            world->at(soldiers[1]).blackboard().set("enemy_seen", true);  // steps later in this frame
+        } else if (kind == Bypass::ListenerAbort) {
+            world->agent(soldiers[2])->abort();
+        } else if (kind == Bypass::ListenerSpawn) {
+            SpawnOptions o;
+            o.seed = 9;
+            soldiers.push_back(world->spawn(*tree, std::move(o)));
+        }
+    }
+    void on_event(AgentHandle handle, const Agent&, const TraceEvent& e) override {
+        if (kind != Bypass::OwnListenerWrite && handle == soldiers[0] && e.is_lifecycle()) act();
+    }
+    void on_event(const TraceEvent& e) override {  // soldier 0's own listener
+        if (kind == Bypass::OwnListenerWrite && e.is_lifecycle()) act();
+    }
+};
+
+/// Records 20 frames of three soldiers in which game code uses `kind`; returns the recording.
+std::vector<std::byte> record_bypass(Bypass kind, Mode mode) {
+    Game game;
+    debug::Recorder recorder(game.registry);
+    const Tree tree = Game::tree(recorder.registry());
+    const auto file = temp_file("bypass.ebtrec");
+    World world;
+    recorder.start(world, file);
+    BypassHooks hooks;
+    hooks.world = &world;
+    hooks.tree = &tree;
+    hooks.kind = kind;
+    world.add_listener(&hooks);
+    SharedBlackboard& squad = world.create_shared("squad-0");
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        SpawnOptions o;
+        o.mode = mode;
+        o.seed = seed;
+        o.shared = {{"squad", &squad}};
+        o.restart_on_end = !(kind == Bypass::AgentRestart && seed == 3);
+        if (seed == 1) o.listener = &hooks;
+        hooks.soldiers.push_back(world.spawn(tree, std::move(o)));
+    }
+    // The slot hears squad.alarm's publish reach each soldier and gives that soldier more ammo.
+    boost::signals2::scoped_connection slot = world.bus().subscribe([&](const BlackboardChange& c) {
+        if (kind == Bypass::SlotWrite && c.name == "squad.alarm" && c.agent) c.agent->blackboard().set("ammo", 7);
+    });
+    for (game.frame = 0; game.frame < 20; ++game.frame) {
+        const std::uint64_t f = game.frame;
+        if (f == 2) world.at(hooks.soldiers[2]).blackboard().set("enemy_seen", true);  // attacks, shouts: alarm
+        if (kind == Bypass::AgentAbort && f == 10) world.agent(hooks.soldiers[0])->abort();
+        if (kind == Bypass::AgentRestart && f == 9) world.abort(hooks.soldiers[2]);
+        if (kind == Bypass::AgentRestart && f == 12) world.agent(hooks.soldiers[2])->restart();
+        if (kind == Bypass::GameWriteAndResume && f == 8) world.at(hooks.soldiers[1]).blackboard().set("ammo", 0);
+        for (std::size_t i = 0; i < game.moves.size();) {
+            if (game.moves[i].due <= f) {
+                const ResumeHandle h = game.moves[i].handle;
+                if (kind == Bypass::AgentResume) world.agent(h.agent)->resume(h, Status::Success);
+                else world.resume(h, Status::Success);
+                game.moves.erase(game.moves.begin() + static_cast<std::ptrdiff_t>(i));
+            } else {
+                ++i;
+            }
+        }
+        world.step(50ms);
+    }
+    CHECK(hooks.done == (kind == Bypass::ListenerWrite || kind == Bypass::OwnListenerWrite ||
+                         kind == Bypass::ListenerAbort || kind == Bypass::ListenerSpawn));
+    recorder.stop();
+    std::vector<std::byte> bytes = read_bytes(file);
+    std::filesystem::remove(file);
+    return bytes;
+}
+
+/// How the replay of `bytes` in `mode` ends.
+std::string replay_summary(const std::vector<std::byte>& bytes, Mode mode) {
+    debug::ReplayOptions options;
+    options.mode = mode;
+    debug::Replay replay(bytes, "rec", options);
+    replay.run();
+    return replay.summary();
+}
+
+}  // namespace
+
+TEST_CASE("replay: inputs that bypass the World's functions are recorded and replay identically in both modes") {
+    const std::pair<Bypass, const char*> kinds[] = {
+        {Bypass::AgentAbort, "Agent::abort between frames"},
+        {Bypass::AgentResume, "Agent::resume between frames"},
+        {Bypass::AgentRestart, "Agent::restart between frames"},
+        {Bypass::ListenerWrite, "a write from a WorldListener during a frame"},
+        {Bypass::OwnListenerWrite, "a write from an agent's own TraceListener during a frame"},
+        {Bypass::SlotWrite, "a write from a ChangeBus slot during a frame's publish"},
+        {Bypass::ListenerAbort, "Agent::abort from a WorldListener during a frame"},
+        {Bypass::ListenerSpawn, "World::spawn from a WorldListener during a frame"},
+        {Bypass::GameWriteAndResume, "game code's write and World::resume between frames"},
+    };
+    for (const auto& [kind, what] : kinds) {
+        for (const Mode recorded : {Mode::Event, Mode::Polling}) {
+            const std::string described = what;
+            CAPTURE(described);
+            CAPTURE(recorded);
+            const std::vector<std::byte> bytes = record_bypass(kind, recorded);
+            CHECK(replay_summary(bytes, Mode::Event) == "identical after 20 frames");
+            CHECK(replay_summary(bytes, Mode::Polling) == "identical after 20 frames");
+        }
+    }
+}
+
+TEST_CASE("replay: a game that crashes while recording leaves a recording that replays up to the crash and says so") {
+    // The file as a crash leaves it: every finished frame is flushed, the frame being run is not.
+    Registry game;
+    game.add_action("Act", [](ActionContext&) { return Status::Running; });
+    debug::Recorder recorder(game);
+    const Tree tree = TreeBuilder("one", recorder.registry()).sequence().action("Act").back().end();
+    const auto file = temp_file("crash.ebtrec");
+    World world;
+    recorder.start(world, file);
+    world.spawn(tree);
+    for (int f = 0; f < 7; ++f) world.step(50ms);
+    // ... the game dies in frame 7, before Recorder::stop(): the file holds what it held at that moment.
+    const std::vector<std::byte> left = read_bytes(file);
+    recorder.stop();
+    std::filesystem::remove(file);
+
+    debug::Replay replay(left, "crash.ebtrec");
+    CHECK(replay.run());  // no divergence
+    CHECK_FALSE(replay.finished());
+    CHECK(replay.cut());
+    CHECK(replay.frames() == 7);
+    CHECK(replay.summary() ==
+          "identical for 7 frames; the recording ends there without its end record (the game stopped in frame 7, before "
+          "Recorder::stop())");
+    CHECK_FALSE(replay.step());
+    CHECK(replay.world().frame() == 7);  // the replayed world stands where the game crashed, to be looked at
 }

@@ -134,10 +134,16 @@ public:
     }
 
     [[noreturn]] void fail(const std::string& problem) const { throw FileFormatError(file_, offset(), problem); }
+    /// Whether a read failed because the bytes ended inside the value (a file cut short), rather
+    /// than on a value that is wrong.
+    bool ran_out() const noexcept { return ran_out_; }
 
 private:
-    void need(std::size_t n, const char* what) const {
-        if (n > size_ - pos_) fail(std::string("truncated: the file ends inside ") + what);
+    void need(std::size_t n, const char* what) {
+        if (n > size_ - pos_) {
+            ran_out_ = true;
+            fail(std::string("truncated: the file ends inside ") + what);
+        }
     }
     std::uint64_t fixed(int n, const char* what) {
         need(static_cast<std::size_t>(n), what);
@@ -152,6 +158,7 @@ private:
     std::size_t pos_ = 0;
     std::string file_;
     std::uint64_t base_;
+    bool ran_out_ = false;
 };
 
 }  // namespace ebt::debug::io

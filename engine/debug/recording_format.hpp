@@ -43,8 +43,10 @@ enum class Tag : std::uint8_t {
     Condition = 14,
     FrameEnd = 15,
     End = 16,
+    Loose = 17,    // an input made during a frame outside any action call (a listener, a change slot)
+    Restart = 18,  // Agent::restart
 };
-inline constexpr std::uint8_t kLastTag = 16;
+inline constexpr std::uint8_t kLastTag = 18;
 
 /// Which callback of an action a Call record is.
 enum class CallKind : std::uint8_t { Initialize = 0, Update = 1, Terminate = 2 };
