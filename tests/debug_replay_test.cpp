@@ -567,3 +567,36 @@ TEST_CASE("replay: a game that crashes while recording leaves a recording that r
     CHECK_FALSE(replay.step());
     CHECK(replay.world().frame() == 7);  // the replayed world stands where the game crashed, to be looked at
 }
+
+TEST_CASE("replay: a spawn the recorder refuses changes nothing: the world's size, handles, state hash and the recording") {
+    Registry game;
+    game.add_action("Act", [](ActionContext&) { return Status::Running; });
+    debug::Recorder recorder(game);
+    const Tree soldier = TreeBuilder("soldier", recorder.registry()).key<int>("ammo", 2).action("Act").end();
+    const Tree barker = TreeBuilder("barker", recorder.registry()).key<std::string>("bark", "alarm").action("Act").end();
+    const auto file = temp_file("refused.ebtrec");
+    World world;
+    recorder.start(world, file);
+    const AgentHandle first = world.spawn(soldier);
+    world.step(50ms);
+    const std::uint64_t hash = world.state_hash();
+    for (int attempt = 0; attempt < 2; ++attempt) {  // refused every time, not only at the first spawn
+        CHECK_THROWS_WITH_AS(world.spawn(barker),
+                             "Recorder: tree 'barker' cannot be recorded: its key 'bark' has the type 'std::string', which a "
+                             "recording cannot hold (bool, int, unsigned, long, long long, float, double)",
+                             UsageError);
+        CHECK(world.size() == 1);
+        CHECK(world.handles() == std::vector<AgentHandle>{first});
+        CHECK(world.state_hash() == hash);
+    }
+    const AgentHandle second = world.spawn(soldier);
+    CHECK(second == AgentHandle{1, 1});  // the refused spawns took no slot and no generation
+    world.step(50ms);
+    recorder.stop();
+    const std::vector<std::byte> bytes = read_bytes(file);
+    std::filesystem::remove(file);
+    const std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    CHECK(text.find("barker") == std::string::npos);  // nothing of the refused tree was recorded
+    CHECK(replay_summary(bytes, Mode::Event) == "identical after 2 frames");
+    CHECK(replay_summary(bytes, Mode::Polling) == "identical after 2 frames");
+}
