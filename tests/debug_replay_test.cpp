@@ -600,3 +600,71 @@ TEST_CASE("replay: a spawn the recorder refuses changes nothing: the world's siz
     CHECK(replay_summary(bytes, Mode::Event) == "identical after 2 frames");
     CHECK(replay_summary(bytes, Mode::Polling) == "identical after 2 frames");
 }
+
+namespace {
+
+/// One agent: a condition "Ready" on port n (key n = 1) guarding an action; game code writes n = 5
+/// between frames 2 and 3. Records 5 frames and returns the file's bytes.
+std::vector<std::byte> record_ready(const std::filesystem::path& file) {
+    Registry game;
+    game.add_action("Act", [](ActionContext&) { return Status::Running; });
+    game.add_condition("Ready", [](const ConditionContext& ctx) { return ctx.in<int>("n") > 0; }, {input_port<int>("n")});
+    debug::Recorder recorder(game);
+    const Tree tree = TreeBuilder("ready", recorder.registry()).key<int>("n", 1).sequence().condition("Ready").action("Act").back().end();
+    World world;
+    recorder.start(world, file);
+    const AgentHandle a = world.spawn(tree);
+    for (int f = 0; f < 5; ++f) {
+        if (f == 3) world.at(a).blackboard().set("n", 5);
+        world.step(50ms);
+    }
+    recorder.stop();
+    std::vector<std::byte> bytes = read_bytes(file);
+    std::filesystem::remove(file);
+    return bytes;
+}
+
+/// The offset of the first occurrence of `pattern` in `bytes` (REQUIREd to be there).
+std::size_t find_bytes(const std::vector<std::byte>& bytes, const std::vector<std::uint8_t>& pattern) {
+    for (std::size_t i = 0; i + pattern.size() <= bytes.size(); ++i) {
+        bool same = true;
+        for (std::size_t k = 0; k < pattern.size() && same; ++k) same = bytes[i + k] == static_cast<std::byte>(pattern[k]);
+        if (same) return i;
+    }
+    FAIL("pattern not in the recording");
+    return 0;
+}
+
+}  // namespace
+
+TEST_CASE("replay: each kind of divergence names its frame, agent, node, what was expected and what happened") {
+    const auto file = temp_file("ready.ebtrec");
+    const std::vector<std::byte> good = record_ready(file);
+    CHECK(replay_summary(good, Mode::Event) == "identical after 5 frames");
+    CHECK(replay_summary(good, Mode::Polling) == "identical after 5 frames");
+    // (An action's status: see "a modified answer is reported at the first divergence".)
+
+    SUBCASE("a condition evaluated on values it never answered for") {
+        // Condition record: tag 14, agent {0, 1}, "Ready", values (4 bytes: n = 1), flags.
+        std::vector<std::byte> bytes = good;
+        bytes[find_bytes(bytes, {14, 0, 1, 5, 'R', 'e', 'a', 'd', 'y', 4, 1, 0, 0, 0}) + 10] = std::byte{2};  // n = 2
+        for (const Mode mode : {Mode::Event, Mode::Polling})
+            CHECK(replay_summary(bytes, mode) ==
+                  "frame 0, agent {0, 1}, node /Sequence: expected an answer of condition 'Ready' recorded for n = 1, got no "
+                  "answer recorded for these values");
+    }
+    SUBCASE("a blackboard write to an agent the replay does not have") {
+        // Write record: tag 10, agent {0, 1}, key 0, value (4 bytes: 5).
+        std::vector<std::byte> bytes = good;
+        bytes[find_bytes(bytes, {10, 0, 1, 0, 4, 5, 0, 0, 0}) + 1] = std::byte{7};  // agent {7, 1}
+        CHECK(replay_summary(bytes, Mode::Event) ==
+              "frame 3, agent {7, 1}: expected a blackboard write to a live agent, got no such agent");
+    }
+    SUBCASE("a state that differs at the end of a frame") {
+        std::vector<std::byte> bytes = good;
+        bytes[find_bytes(bytes, {10, 0, 1, 0, 4, 5, 0, 0, 0}) + 5] = std::byte{6};  // n = 6: same answers, another state
+        const std::string summary = replay_summary(bytes, Mode::Event);
+        CHECK(summary.starts_with("frame 3: expected state hash "));
+        CHECK(summary.find(", got state hash ") != std::string::npos);
+    }
+}

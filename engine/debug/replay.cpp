@@ -20,6 +20,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 
 namespace ebt::debug {
@@ -234,6 +235,9 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     std::uint64_t frame = 0;
     std::uint64_t frame_events = 0;  // lifecycle events of the frame being stepped so far
     bool finished = false;
+    /// A condition diverged: its guard's or its own node is named by the agent's next GuardEvaluated
+    /// or ConditionEvaluated event (a condition's context does not know its node).
+    bool condition_node_pending = false;
     /// The recording stops before its end record: after a whole frame, or inside a frame (its bytes
     /// cut short). The game stopped (crashed) there; every whole frame before it was replayed.
     bool cut = false;
@@ -405,15 +409,20 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         const Agent* agent = ctx.blackboard().agent();
         const AgentHandle h = handles.find(*world, agent);
         std::string values;
+        std::string shown;  // "range = 2, armed = true"
         for (std::size_t i = 0; i < ports.size(); ++i)
             recording::with_builtin(ports[i].type, [&](auto tag) {
                 const auto v = ctx.in<decltype(tag)>(i);
                 values.append(reinterpret_cast<const char*>(&v), sizeof v);
+                shown += (shown.empty() ? "" : ", ") + ports[i].name + " = ";
+                if constexpr (std::is_same_v<decltype(tag), bool>) shown += v ? "true" : "false";
+                else shown += std::to_string(v);
             });
         const auto found = conditions.find(condition_key(h, name, values));
         if (found == conditions.end()) {
-            diverge(h, {}, "an answer of condition '" + name + "' recorded for its port values",
-                    "condition '" + name + "' evaluated on port values never recorded");
+            diverge(h, {}, "an answer of condition '" + name + "' recorded for " + (shown.empty() ? "no ports" : shown),
+                    "no answer recorded for these values");
+            condition_node_pending = true;  // the node is named by the evaluation's trace event
             return false;
         }
         if (found->second.first & recording::kThrew) throw std::runtime_error(found->second.second);
@@ -639,7 +648,12 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     void on_create_shared(SharedBlackboard&) override {}
 
     // ---- WorldListener: the lifecycle traces ------------------------------------------------------------------
-    void on_event(AgentHandle handle, const Agent&, const TraceEvent& event) override {
+    void on_event(AgentHandle handle, const Agent& agent, const TraceEvent& event) override {
+        if (condition_node_pending && divergence && divergence->agent == handle &&
+            (event.kind == TraceKind::GuardEvaluated || event.kind == TraceKind::ConditionEvaluated)) {
+            divergence->node = agent.tree().path(event.node);
+            condition_node_pending = false;
+        }
         if (!event.is_lifecycle()) return;
         ++frame_events;
         if (!divergence && !file_error) apply_loose();
