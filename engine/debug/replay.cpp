@@ -369,7 +369,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         take();
         try {
             if (it->flags & recording::kSuspended) ctx.suspend();
-            apply_all(it->effects);
+            apply_items(it->effects, Items::Effects);
         } catch (...) {
             file_error = std::current_exception();
             return Status::Failure;
@@ -494,7 +494,13 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     }
 
     // ---- applying records -----------------------------------------------------------------------------------
-    void apply_all(std::vector<Item>& items) {
+    /// Which list of records apply_items() runs: a whole frame (its inputs, its Step, which runs the
+    /// engine, its FrameEnd) or the effects of one action call (inputs only).
+    enum class Items { Frame, Effects };
+
+    /// Applies `items` in order until they end or the replay diverges. A call record met here is one the
+    /// engine did not make (a divergence): the calls it makes take theirs in action_call().
+    void apply_items(std::vector<Item>& items, Items which) {
         sources.push_back(Source{&items, 0});
         struct Pop {
             std::vector<Source>& s;
@@ -507,7 +513,22 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
                 diverge(it->agent, node_path(it->agent, it->a), describe_call(*it), "no such call");
                 break;
             }
-            apply(*it);
+            if (which == Items::Frame && it->tag == Tag::Step) {
+                if (options.break_at && *options.break_at == frame) replay_breakpoint(frame);
+                world->step(Duration(static_cast<std::int64_t>(it->a)));
+                if (file_error) std::rethrow_exception(file_error);
+                continue;
+            }
+            if (which == Items::Frame && it->tag == Tag::FrameEnd) {
+                check_frame_end(*it);
+                break;
+            }
+            if (which == Items::Frame && it->tag == Tag::Loose) {  // not reached during the step
+                diverge({}, {}, describe_item(*it), "the end of the frame after " + std::to_string(frame_events) + " lifecycle events");
+                break;
+            }
+            apply(*it);  // (a Step, FrameEnd or Loose among a call's effects: a corrupt file)
+            if (which == Items::Frame && file_error) std::rethrow_exception(file_error);
         }
     }
 
@@ -712,35 +733,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         }
         traces.clear();
         frame_events = 0;
-        sources.push_back(Source{&frame_items, 0});
-        struct Pop {
-            std::vector<Source>& s;
-            ~Pop() { s.pop_back(); }
-        } pop{sources};
-        while (!divergence) {
-            Item* it = take();
-            if (!it) break;
-            if (it->tag == Tag::Call) {
-                diverge(it->agent, node_path(it->agent, it->a), describe_call(*it), "no such call");
-                break;
-            }
-            if (it->tag == Tag::Step) {
-                if (options.break_at && *options.break_at == frame) replay_breakpoint(frame);
-                world->step(Duration(static_cast<std::int64_t>(it->a)));
-                if (file_error) std::rethrow_exception(file_error);
-                continue;
-            }
-            if (it->tag == Tag::FrameEnd) {
-                check_frame_end(*it);
-                break;
-            }
-            if (it->tag == Tag::Loose) {  // not reached during the step
-                diverge({}, {}, describe_item(*it), "the end of the frame after " + std::to_string(frame_events) + " lifecycle events");
-                break;
-            }
-            apply(*it);
-            if (file_error) std::rethrow_exception(file_error);
-        }
+        apply_items(frame_items, Items::Frame);
         if (divergence) return false;
         ++frame;
         return true;

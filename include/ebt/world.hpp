@@ -99,9 +99,9 @@ struct FrameMetrics {
 
 /// Hears every input game code gives a World, for a recorder (debug::Recorder): what a replay must
 /// feed a new World to run it again. Set with World::set_input_observer (one at a time, not owned);
-/// a World without one tests one pointer per call. Called synchronously from the World's functions,
-/// also when they are called from user callbacks during a frame; an observer must not call back into
-/// the world. An exception from it propagates to the caller of the world function (a recorder that
+/// a World without one tests one pointer per call. Called synchronously from the World's functions
+/// (and from Agent::abort, resume and restart on an agent of the world), also when they are called
+/// from user callbacks during a frame; an observer must not call back into the world. An exception from it propagates to the caller of the world function (a recorder that
 /// cannot write its file).
 class WorldInputObserver {
 public:
