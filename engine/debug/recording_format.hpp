@@ -23,7 +23,9 @@ using io::ByteReader;
 using io::ByteWriter;
 
 inline constexpr std::string_view kMagic{"EBTREC\0\0", 8};
-inline constexpr std::uint32_t kVersion = 1;
+/// Version 2 added the Loose and Restart records; a version 1 file is read as it is.
+inline constexpr std::uint32_t kVersion = 2;
+inline constexpr std::uint32_t kOldestVersion = 1;
 
 /// The tag byte in front of every record.
 enum class Tag : std::uint8_t {

@@ -245,7 +245,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
 
     Impl(std::vector<std::byte> b, std::string n, ReplayOptions o)
         : bytes(std::move(b)), name(std::move(n)), options(o), in(bytes.data(), bytes.size(), name) {
-        in.header(recording::kMagic, "ebt recording", recording::kVersion, recording::kVersion);
+        in.header(recording::kMagic, "ebt recording", recording::kOldestVersion, recording::kVersion);
         world = std::make_unique<World>();
         world->set_input_observer(this);
         world->add_listener(this);
