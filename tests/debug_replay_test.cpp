@@ -671,3 +671,29 @@ TEST_CASE("replay: each kind of divergence names its frame, agent, node, what wa
         CHECK(summary.find(", got state hash ") != std::string::npos);
     }
 }
+
+TEST_CASE("replay: corrupting a Loose or Restart record replays, diverges or is refused with FileFormatError") {
+    for (const Bypass kind : {Bypass::ListenerSpawn, Bypass::ListenerWrite, Bypass::AgentRestart}) {
+        const std::vector<std::byte> good = record_bypass(kind, Mode::Event);
+        const auto tag = static_cast<std::byte>(kind == Bypass::AgentRestart ? 18 : 17);
+        int corrupted = 0, refused = 0;
+        for (std::size_t at = 12; at < good.size(); ++at) {
+            if (good[at] != tag) continue;  // (also bytes that only look like the tag: corrupted as well)
+            for (std::size_t i = at; i < std::min(good.size(), at + 12); ++i) {
+                for (const unsigned flip : {0x01u, 0xFFu}) {
+                    std::vector<std::byte> bytes = good;
+                    bytes[i] ^= static_cast<std::byte>(flip);
+                    ++corrupted;
+                    try {
+                        debug::Replay replay(std::move(bytes), "rec");
+                        replay.run();
+                    } catch (const debug::FileFormatError&) {
+                        ++refused;
+                    }
+                }
+            }
+        }
+        CHECK(corrupted > 0);
+        CHECK(refused > 0);
+    }
+}
