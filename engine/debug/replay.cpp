@@ -644,7 +644,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     }
 
     // ---- WorldInputObserver: the replayed world's own inputs --------------------------------------------------
-    void on_step(Duration) override {}
+    void on_step(Duration) override { frame_events = 0; }  // as the recorder counts: not the events between frames
     void on_publish() override {
         // The recorded pending values go in just before the publish, as they were in the recorded frame.
         while (!divergence) {
@@ -732,7 +732,6 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             return false;
         }
         traces.clear();
-        frame_events = 0;
         apply_items(frame_items, Items::Frame);
         if (divergence) return false;
         ++frame;
