@@ -760,3 +760,28 @@ TEST_CASE("replay: a listener's write during a frame lands at the same lifecycle
         }
     }
 }
+
+TEST_CASE("replay: a recording cut at any byte after its header replays up to the cut and says so") {
+    const auto file = temp_file("cut.ebtrec");
+    const std::vector<std::byte> good = record_one_action(file);
+    std::filesystem::remove(file);
+    std::size_t inside = 0, between = 0;
+    for (std::size_t size = 12; size < good.size(); ++size) {
+        CAPTURE(size);
+        debug::Replay replay(std::vector<std::byte>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(size)), "rec");
+        CHECK(replay.run());
+        CHECK(replay.cut());
+        const std::string n = std::to_string(replay.frames());
+        const std::string summary = replay.summary();
+        if (summary == "identical for " + n + " frames; the recording ends inside frame " + n +
+                           " (cut short: the game stopped while it was written)")
+            ++inside;
+        else if (summary == "identical for " + n + " frames; the recording ends there without its end record (the game "
+                                                   "stopped in frame " + n + ", before Recorder::stop())")
+            ++between;
+        else
+            FAIL(summary);
+    }
+    CHECK(between == 11);  // right after the header, and after each of the 10 frames
+    CHECK(inside == good.size() - 12 - between);
+}

@@ -108,6 +108,16 @@ public:
         if (v > max) fail("corrupt: " + std::string(what) + " " + std::to_string(v) + " (at most " + std::to_string(max) + ")");
         return v;
     }
+    /// A count of items of at least one byte each that follow (`what` names them): more than the bytes
+    /// left means the file ends before them (truncated, as ran_out() then says).
+    std::uint64_t count(const char* what) {
+        const std::uint64_t n = varint();
+        if (n > remaining()) {
+            ran_out_ = true;
+            fail("truncated: the file ends before the " + std::to_string(n) + " " + what + " it announces");
+        }
+        return n;
+    }
     std::string string(std::size_t max_size = 1 << 20) {
         const std::size_t n = static_cast<std::size_t>(varint_at_most(max_size, "string length"));
         need(n, "a string");

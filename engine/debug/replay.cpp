@@ -149,7 +149,7 @@ void read_fields(ByteReader& in, Item& it, int depth) {
         if (it.status > static_cast<std::uint8_t>(Status::Aborted)) in.fail("corrupt: status " + std::to_string(it.status));
         it.flags = in.u8();
         if (it.flags & recording::kThrew) it.s1 = in.string();
-        const std::uint64_t n = in.varint_at_most(in.remaining(), "effect count");
+        const std::uint64_t n = in.count("effects");
         if (depth > 64) in.fail("corrupt: calls nested more than 64 deep");
         for (std::uint64_t i = 0; i < n; ++i) it.effects.push_back(read_item(in, depth + 1));
         break;
@@ -163,7 +163,7 @@ void read_fields(ByteReader& in, Item& it, int depth) {
         break;
     case Tag::FrameEnd: {
         it.a = in.u64();
-        const std::uint64_t n = in.varint_at_most(in.remaining(), "agent count");
+        const std::uint64_t n = in.count("agent digests");
         for (std::uint64_t i = 0; i < n; ++i) {
             recording::TraceDigest d;
             d.agent = recording::read_handle(in);
