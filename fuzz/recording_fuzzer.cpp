@@ -1,6 +1,6 @@
 // libFuzzer target: the recording reader and the replay (engine/debug/replay.cpp). Any input must
-// replay, diverge, or be refused with debug::FileFormatError; anything else (a crash, a sanitizer
-// report, another exception) is a bug. Seeds: fuzz/corpus_recording/ (recordings of small worlds).
+// replay, diverge, stop where it is cut short (Replay::cut), or be refused with
+// debug::FileFormatError; anything else (a crash, a sanitizer report, another exception) is a bug. Seeds: fuzz/corpus_recording/ (recordings of small worlds).
 #include <ebt/debug/file_error.hpp>
 #include <ebt/debug/replay.hpp>
 

@@ -7,6 +7,7 @@
 #include <ebt/debug/record.hpp>
 #include <ebt/debug/replay.hpp>
 #include <ebt/ebt.hpp>
+#include <ebt/signals.hpp>
 
 #include <doctest/doctest.h>
 
@@ -252,28 +253,38 @@ TEST_CASE("replay: a modified answer is reported at the first divergence, with f
     CHECK_FALSE(replay.step());  // stays stopped
 }
 
-TEST_CASE("replay: files that are not recordings, of another version, or cut short are refused with FileFormatError") {
+TEST_CASE("replay: files that are not recordings, of another version, or cut in the header are refused with FileFormatError; a recording cut later replays up to the cut") {
     const auto file = temp_file("bad.ebtrec");
     const std::vector<std::byte> good = record_one_action(file);
     std::filesystem::remove(file);
 
     std::vector<std::byte> other_version = good;
-    other_version[8] = std::byte{2};
-    CHECK(replay_error(other_version) == "rec: byte 12: ebt recording format version 2; this build of ebt reads versions 1 to 1");
+    other_version[8] = std::byte{3};
+    CHECK(replay_error(other_version) == "rec: byte 12: ebt recording format version 3; this build of ebt reads versions 1 to 2");
+    std::vector<std::byte> version_1 = good;  // the same records: a version 1 file (no Loose or Restart) reads as it is
+    version_1[8] = std::byte{1};
+    CHECK(replay_error(version_1) == "no error: identical after 10 frames");
 
     std::vector<std::byte> not_a_recording = good;
     not_a_recording[0] = std::byte{'X'};
     CHECK(replay_error(not_a_recording) == "rec: byte 0: not ebt recording (its first bytes are not the ebt recording magic)");
 
+    CHECK(replay_error(std::vector<std::byte>(good.begin(), good.begin() + 10)) ==
+          "rec: byte 8: truncated: the file ends inside a 32-bit integer");
     // Cut inside the first frame's tree record: its XML text starts at byte 19 (header 12, tag, "one", length).
     CHECK(replay_error(std::vector<std::byte>(good.begin(), good.begin() + 20)) ==
-          "rec: byte 19: truncated: the file ends inside a string");
-    // Cut inside the last frame: the frames before it replay, then the error.
+          "no error: identical for 0 frames; the recording ends inside frame 0 (cut short: the game stopped while it was written)");
+    // Cut inside the last frame: the frames before it replay, then the replay says where it was cut.
     const std::vector<std::size_t> updates = running_updates(good);
-    CHECK(replay_error(std::vector<std::byte>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(updates[9]))) ==
-          "rec: byte " + std::to_string(updates[9]) + ": truncated: the file ends inside a byte");
+    for (const std::size_t cut : {updates[9], updates[9] + 1, updates[9] + 3}) {
+        CAPTURE(cut);
+        CHECK(replay_error(std::vector<std::byte>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(cut))) ==
+              "no error: identical for 9 frames; the recording ends inside frame 9 (cut short: the game stopped while it was written)");
+    }
     // Without its end record (a game that stopped without Recorder::stop()): every whole frame replays.
-    CHECK(replay_error(std::vector<std::byte>(good.begin(), good.end() - 2)) == "no error: identical after 10 frames");
+    CHECK(replay_error(std::vector<std::byte>(good.begin(), good.end() - 2)) ==
+          "no error: identical for 10 frames; the recording ends there without its end record (the game stopped in frame 10, "
+          "before Recorder::stop())");
 
     CHECK_THROWS_WITH_AS(debug::Replay(temp_file("missing.ebtrec")), doctest::Contains("byte 0: cannot open the file"),
                          debug::FileFormatError);
@@ -392,4 +403,385 @@ TEST_CASE("replay: a tree with a key a recording cannot hold (a std::string) is 
                          UsageError);
     recorder.stop();
     std::filesystem::remove(file);
+}
+
+// ---- inputs that bypass the World's own functions ---------------------------------------------------------
+
+namespace {
+
+/// The ways game code reaches agents of a recorded World other than through World's functions.
+enum class Bypass {
+    AgentAbort,          // world.agent(h)->abort() between frames
+    AgentResume,         // world.agent(h)->resume(handle, status) between frames
+    AgentRestart,        // world.agent(h)->restart() between frames
+    ListenerWrite,       // a WorldListener writes another agent's blackboard during a frame
+    ListenerWriteBack,   // ... the blackboard of an agent that stepped before, in the same frame
+    OwnListenerWrite,    // an agent's own TraceListener (SpawnOptions::listener) does, during a frame
+    SlotWrite,           // a ChangeBus slot, hearing a shared key's publish reach an agent, writes a key
+    ListenerAbort,       // a WorldListener calls Agent::abort() on another agent during a frame
+    ListenerSpawn,       // a WorldListener spawns an agent during a frame
+    GameWriteAndResume,  // the reference: world.at(h).blackboard().set and World::resume between frames
+};
+
+/// Game code of the bypass scenarios: on soldier 0's first lifecycle event in frame `at` or later
+/// (the same event in both modes), does its thing once.
+struct BypassHooks final : WorldListener, TraceListener {
+    World* world = nullptr;
+    const Tree* tree = nullptr;
+    Bypass kind = Bypass::ListenerWrite;
+    std::uint64_t at = 6;
+    std::vector<AgentHandle> soldiers;
+    bool done = false;
+    void act() {
+        const bool from_listener = kind == Bypass::ListenerWrite || kind == Bypass::ListenerWriteBack ||
+                                   kind == Bypass::OwnListenerWrite || kind == Bypass::ListenerAbort ||
+                                   kind == Bypass::ListenerSpawn;
+        if (!from_listener || done || world->frame() < at) return;
+        done = true;
+        if (kind == Bypass::ListenerWrite || kind == Bypass::OwnListenerWrite) {
+            world->at(soldiers[1]).blackboard().set("enemy_seen", true);  // steps later in this frame
+        } else if (kind == Bypass::ListenerWriteBack) {
+            world->at(soldiers[0]).blackboard().set("enemy_seen", true);  // stepped already: next frame
+        } else if (kind == Bypass::ListenerAbort) {
+            world->agent(soldiers[2])->abort();
+        } else if (kind == Bypass::ListenerSpawn) {
+            SpawnOptions o;
+            o.seed = 9;
+            soldiers.push_back(world->spawn(*tree, std::move(o)));
+        }
+    }
+    void on_event(AgentHandle handle, const Agent&, const TraceEvent& e) override {
+        const AgentHandle source = kind == Bypass::ListenerWriteBack ? soldiers[1] : soldiers[0];
+        if (kind != Bypass::OwnListenerWrite && handle == source && e.is_lifecycle()) act();
+    }
+    void on_event(const TraceEvent& e) override {  // soldier 0's own listener
+        if (kind == Bypass::OwnListenerWrite && e.is_lifecycle()) act();
+    }
+};
+
+/// Hears every lifecycle event and notes each one at which soldier `watched`'s enemy_seen differs
+/// from what it was at the event before: where, among a frame's events, a write landed.
+struct Witness final : WorldListener {
+    World* world = nullptr;
+    AgentHandle watched;
+    bool last = false;
+    std::uint64_t frame = 0;
+    int index = 0;
+    std::vector<std::string> changes;
+    void on_event(AgentHandle, const Agent&, const TraceEvent& e) override {
+        if (!e.is_lifecycle()) return;
+        if (world->frame() != frame) {
+            frame = world->frame();
+            index = 0;
+        }
+        ++index;
+        const Agent* a = world->agent(watched);
+        const bool now = a && a->blackboard().get<bool>("enemy_seen");
+        if (now != last) changes.push_back("frame " + std::to_string(frame) + " event " + std::to_string(index) + (now ? ": true" : ": false"));
+        last = now;
+    }
+};
+
+/// Records 20 frames of three soldiers in which game code uses `kind`; returns the recording. With
+/// `witness`, notes where soldier `witness->watched.index`'s enemy_seen changed (see Witness).
+std::vector<std::byte> record_bypass(Bypass kind, Mode mode, Witness* witness = nullptr) {
+    Game game;
+    debug::Recorder recorder(game.registry);
+    const Tree tree = Game::tree(recorder.registry());
+    const auto file = temp_file("bypass.ebtrec");
+    World world;
+    recorder.start(world, file);
+    BypassHooks hooks;
+    hooks.world = &world;
+    hooks.tree = &tree;
+    hooks.kind = kind;
+    world.add_listener(&hooks);
+    if (witness) {
+        witness->world = &world;
+        world.add_listener(witness);
+    }
+    SharedBlackboard& squad = world.create_shared("squad-0");
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        SpawnOptions o;
+        o.mode = mode;
+        o.seed = seed;
+        o.shared = {{"squad", &squad}};
+        o.restart_on_end = !(kind == Bypass::AgentRestart && seed == 3);
+        if (seed == 1) o.listener = &hooks;
+        hooks.soldiers.push_back(world.spawn(tree, std::move(o)));
+    }
+    // The slot hears squad.alarm's publish reach each soldier and gives that soldier more ammo.
+    boost::signals2::scoped_connection slot = world.bus().subscribe([&](const BlackboardChange& c) {
+        if (kind == Bypass::SlotWrite && c.name == "squad.alarm" && c.agent) c.agent->blackboard().set("ammo", 7);
+    });
+    for (game.frame = 0; game.frame < 20; ++game.frame) {
+        const std::uint64_t f = game.frame;
+        if (f == 2) world.at(hooks.soldiers[2]).blackboard().set("enemy_seen", true);  // attacks, shouts: alarm
+        if (kind == Bypass::AgentAbort && f == 10) world.agent(hooks.soldiers[0])->abort();
+        // Lifecycle events between frames (an abort's) must not shift where the frame's loose inputs go.
+        if (f == 7 && kind != Bypass::AgentRestart) world.abort(hooks.soldiers[2]);  // the frame the listeners act in
+        if (kind == Bypass::AgentRestart && f == 9) world.abort(hooks.soldiers[2]);
+        if (kind == Bypass::AgentRestart && f == 12) world.agent(hooks.soldiers[2])->restart();
+        if (kind == Bypass::GameWriteAndResume && f == 8) world.at(hooks.soldiers[1]).blackboard().set("ammo", 0);
+        for (std::size_t i = 0; i < game.moves.size();) {
+            if (game.moves[i].due <= f) {
+                const ResumeHandle h = game.moves[i].handle;
+                if (kind == Bypass::AgentResume) world.agent(h.agent)->resume(h, Status::Success);
+                else world.resume(h, Status::Success);
+                game.moves.erase(game.moves.begin() + static_cast<std::ptrdiff_t>(i));
+            } else {
+                ++i;
+            }
+        }
+        world.step(50ms);
+    }
+    CHECK(hooks.done == (kind == Bypass::ListenerWrite || kind == Bypass::ListenerWriteBack || kind == Bypass::OwnListenerWrite ||
+                         kind == Bypass::ListenerAbort || kind == Bypass::ListenerSpawn));
+    recorder.stop();
+    if (witness) world.remove_listener(witness);
+    std::vector<std::byte> bytes = read_bytes(file);
+    std::filesystem::remove(file);
+    return bytes;
+}
+
+/// How the replay of `bytes` in `mode` ends.
+std::string replay_summary(const std::vector<std::byte>& bytes, Mode mode) {
+    debug::ReplayOptions options;
+    options.mode = mode;
+    debug::Replay replay(bytes, "rec", options);
+    replay.run();
+    return replay.summary();
+}
+
+}  // namespace
+
+TEST_CASE("replay: inputs that bypass the World's functions are recorded and replay identically in both modes") {
+    const std::pair<Bypass, const char*> kinds[] = {
+        {Bypass::AgentAbort, "Agent::abort between frames"},
+        {Bypass::AgentResume, "Agent::resume between frames"},
+        {Bypass::AgentRestart, "Agent::restart between frames"},
+        {Bypass::ListenerWrite, "a write from a WorldListener during a frame"},
+        {Bypass::ListenerWriteBack, "a write from a WorldListener to an agent that stepped earlier in the frame"},
+        {Bypass::OwnListenerWrite, "a write from an agent's own TraceListener during a frame"},
+        {Bypass::SlotWrite, "a write from a ChangeBus slot during a frame's publish"},
+        {Bypass::ListenerAbort, "Agent::abort from a WorldListener during a frame"},
+        {Bypass::ListenerSpawn, "World::spawn from a WorldListener during a frame"},
+        {Bypass::GameWriteAndResume, "game code's write and World::resume between frames"},
+    };
+    for (const auto& [kind, what] : kinds) {
+        for (const Mode recorded : {Mode::Event, Mode::Polling}) {
+            const std::string described = what;
+            CAPTURE(described);
+            CAPTURE(recorded);
+            const std::vector<std::byte> bytes = record_bypass(kind, recorded);
+            CHECK(replay_summary(bytes, Mode::Event) == "identical after 20 frames");
+            CHECK(replay_summary(bytes, Mode::Polling) == "identical after 20 frames");
+        }
+    }
+}
+
+TEST_CASE("replay: a game that crashes while recording leaves a recording that replays up to the crash and says so") {
+    // The file as a crash leaves it: every finished frame is flushed, the frame being run is not.
+    Registry game;
+    game.add_action("Act", [](ActionContext&) { return Status::Running; });
+    debug::Recorder recorder(game);
+    const Tree tree = TreeBuilder("one", recorder.registry()).sequence().action("Act").back().end();
+    const auto file = temp_file("crash.ebtrec");
+    World world;
+    recorder.start(world, file);
+    world.spawn(tree);
+    for (int f = 0; f < 7; ++f) world.step(50ms);
+    // ... the game dies in frame 7, before Recorder::stop(): the file holds what it held at that moment.
+    const std::vector<std::byte> left = read_bytes(file);
+    recorder.stop();
+    std::filesystem::remove(file);
+
+    debug::Replay replay(left, "crash.ebtrec");
+    CHECK(replay.run());  // no divergence
+    CHECK_FALSE(replay.finished());
+    CHECK(replay.cut());
+    CHECK(replay.frames() == 7);
+    CHECK(replay.summary() ==
+          "identical for 7 frames; the recording ends there without its end record (the game stopped in frame 7, before "
+          "Recorder::stop())");
+    CHECK_FALSE(replay.step());
+    CHECK(replay.world().frame() == 7);  // the replayed world stands where the game crashed, to be looked at
+}
+
+TEST_CASE("replay: a spawn the recorder refuses changes nothing: the world's size, handles, state hash and the recording") {
+    Registry game;
+    game.add_action("Act", [](ActionContext&) { return Status::Running; });
+    debug::Recorder recorder(game);
+    const Tree soldier = TreeBuilder("soldier", recorder.registry()).key<int>("ammo", 2).action("Act").end();
+    const Tree barker = TreeBuilder("barker", recorder.registry()).key<std::string>("bark", "alarm").action("Act").end();
+    const auto file = temp_file("refused.ebtrec");
+    World world;
+    recorder.start(world, file);
+    const AgentHandle first = world.spawn(soldier);
+    world.step(50ms);
+    const std::uint64_t hash = world.state_hash();
+    for (int attempt = 0; attempt < 2; ++attempt) {  // refused every time, not only at the first spawn
+        CHECK_THROWS_WITH_AS(world.spawn(barker),
+                             "Recorder: tree 'barker' cannot be recorded: its key 'bark' has the type 'std::string', which a "
+                             "recording cannot hold (bool, int, unsigned, long, long long, float, double)",
+                             UsageError);
+        CHECK(world.size() == 1);
+        CHECK(world.handles() == std::vector<AgentHandle>{first});
+        CHECK(world.state_hash() == hash);
+    }
+    const AgentHandle second = world.spawn(soldier);
+    CHECK(second == AgentHandle{1, 1});  // the refused spawns took no slot and no generation
+    world.step(50ms);
+    recorder.stop();
+    const std::vector<std::byte> bytes = read_bytes(file);
+    std::filesystem::remove(file);
+    const std::string text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    CHECK(text.find("barker") == std::string::npos);  // nothing of the refused tree was recorded
+    CHECK(replay_summary(bytes, Mode::Event) == "identical after 2 frames");
+    CHECK(replay_summary(bytes, Mode::Polling) == "identical after 2 frames");
+}
+
+namespace {
+
+/// One agent: a condition "Ready" on port n (key n = 1) guarding an action; game code writes n = 5
+/// between frames 2 and 3. Records 5 frames and returns the file's bytes.
+std::vector<std::byte> record_ready(const std::filesystem::path& file) {
+    Registry game;
+    game.add_action("Act", [](ActionContext&) { return Status::Running; });
+    game.add_condition("Ready", [](const ConditionContext& ctx) { return ctx.in<int>("n") > 0; }, {input_port<int>("n")});
+    debug::Recorder recorder(game);
+    const Tree tree = TreeBuilder("ready", recorder.registry()).key<int>("n", 1).sequence().condition("Ready").action("Act").back().end();
+    World world;
+    recorder.start(world, file);
+    const AgentHandle a = world.spawn(tree);
+    for (int f = 0; f < 5; ++f) {
+        if (f == 3) world.at(a).blackboard().set("n", 5);
+        world.step(50ms);
+    }
+    recorder.stop();
+    std::vector<std::byte> bytes = read_bytes(file);
+    std::filesystem::remove(file);
+    return bytes;
+}
+
+/// The offset of the first occurrence of `pattern` in `bytes` (REQUIREd to be there).
+std::size_t find_bytes(const std::vector<std::byte>& bytes, const std::vector<std::uint8_t>& pattern) {
+    for (std::size_t i = 0; i + pattern.size() <= bytes.size(); ++i) {
+        bool same = true;
+        for (std::size_t k = 0; k < pattern.size() && same; ++k) same = bytes[i + k] == static_cast<std::byte>(pattern[k]);
+        if (same) return i;
+    }
+    FAIL("pattern not in the recording");
+    return 0;
+}
+
+}  // namespace
+
+TEST_CASE("replay: each kind of divergence names its frame, agent, node, what was expected and what happened") {
+    const auto file = temp_file("ready.ebtrec");
+    const std::vector<std::byte> good = record_ready(file);
+    CHECK(replay_summary(good, Mode::Event) == "identical after 5 frames");
+    CHECK(replay_summary(good, Mode::Polling) == "identical after 5 frames");
+    // (An action's status: see "a modified answer is reported at the first divergence".)
+
+    SUBCASE("a condition evaluated on values it never answered for") {
+        // Condition record: tag 14, agent {0, 1}, "Ready", values (4 bytes: n = 1), flags.
+        std::vector<std::byte> bytes = good;
+        bytes[find_bytes(bytes, {14, 0, 1, 5, 'R', 'e', 'a', 'd', 'y', 4, 1, 0, 0, 0}) + 10] = std::byte{2};  // n = 2
+        for (const Mode mode : {Mode::Event, Mode::Polling})
+            CHECK(replay_summary(bytes, mode) ==
+                  "frame 0, agent {0, 1}, node /Sequence: expected an answer of condition 'Ready' recorded for n = 1, got no "
+                  "answer recorded for these values");
+    }
+    SUBCASE("a blackboard write to an agent the replay does not have") {
+        // Write record: tag 10, agent {0, 1}, key 0, value (4 bytes: 5).
+        std::vector<std::byte> bytes = good;
+        bytes[find_bytes(bytes, {10, 0, 1, 0, 4, 5, 0, 0, 0}) + 1] = std::byte{7};  // agent {7, 1}
+        CHECK(replay_summary(bytes, Mode::Event) ==
+              "frame 3, agent {7, 1}: expected a blackboard write to a live agent, got no such agent");
+    }
+    SUBCASE("a state that differs at the end of a frame") {
+        std::vector<std::byte> bytes = good;
+        bytes[find_bytes(bytes, {10, 0, 1, 0, 4, 5, 0, 0, 0}) + 5] = std::byte{6};  // n = 6: same answers, another state
+        const std::string summary = replay_summary(bytes, Mode::Event);
+        CHECK(summary.starts_with("frame 3: expected state hash "));
+        CHECK(summary.find(", got state hash ") != std::string::npos);
+    }
+}
+
+TEST_CASE("replay: corrupting a Loose or Restart record replays, diverges or is refused with FileFormatError") {
+    for (const Bypass kind : {Bypass::ListenerSpawn, Bypass::ListenerWrite, Bypass::AgentRestart}) {
+        const std::vector<std::byte> good = record_bypass(kind, Mode::Event);
+        const auto tag = static_cast<std::byte>(kind == Bypass::AgentRestart ? 18 : 17);
+        int corrupted = 0, refused = 0;
+        for (std::size_t at = 12; at < good.size(); ++at) {
+            if (good[at] != tag) continue;  // (also bytes that only look like the tag: corrupted as well)
+            for (std::size_t i = at; i < std::min(good.size(), at + 12); ++i) {
+                for (const unsigned flip : {0x01u, 0xFFu}) {
+                    std::vector<std::byte> bytes = good;
+                    bytes[i] ^= static_cast<std::byte>(flip);
+                    ++corrupted;
+                    try {
+                        debug::Replay replay(std::move(bytes), "rec");
+                        replay.run();
+                    } catch (const debug::FileFormatError&) {
+                        ++refused;
+                    }
+                }
+            }
+        }
+        CHECK(corrupted > 0);
+        MESSAGE(corrupted, " corruptions, ", refused, " refused");
+    }
+}
+
+TEST_CASE("replay: a listener's write during a frame lands at the same lifecycle event in the replay as in the game") {
+    // Soldier 0's enemy_seen written by a listener hearing soldier 1's first event of frame 7 (after
+    // two lifecycle events between frames: an abort's), and soldier 1's by one hearing soldier 0's.
+    for (const auto& [kind, watched] : {std::pair{Bypass::ListenerWriteBack, 0u}, std::pair{Bypass::ListenerWrite, 1u}}) {
+        for (const Mode recorded : {Mode::Event, Mode::Polling}) {
+            Witness in_game;
+            in_game.watched = AgentHandle{watched, 1};
+            const std::vector<std::byte> bytes = record_bypass(kind, recorded, &in_game);
+            REQUIRE_FALSE(in_game.changes.empty());
+            for (const Mode mode : {Mode::Event, Mode::Polling}) {
+                debug::ReplayOptions options;
+                options.mode = mode;
+                debug::Replay replay(bytes, "rec", options);
+                Witness in_replay;
+                in_replay.watched = in_game.watched;
+                in_replay.world = &replay.world();
+                replay.world().add_listener(&in_replay);
+                CHECK(replay.run());
+                CHECK(replay.summary() == "identical after 20 frames");
+                CHECK(in_replay.changes == in_game.changes);
+                replay.world().remove_listener(&in_replay);
+            }
+        }
+    }
+}
+
+TEST_CASE("replay: a recording cut at any byte after its header replays up to the cut and says so") {
+    const auto file = temp_file("cut.ebtrec");
+    const std::vector<std::byte> good = record_one_action(file);
+    std::filesystem::remove(file);
+    std::size_t inside = 0, between = 0;
+    for (std::size_t size = 12; size < good.size(); ++size) {
+        CAPTURE(size);
+        debug::Replay replay(std::vector<std::byte>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(size)), "rec");
+        CHECK(replay.run());
+        CHECK(replay.cut());
+        const std::string n = std::to_string(replay.frames());
+        const std::string summary = replay.summary();
+        if (summary == "identical for " + n + " frames; the recording ends inside frame " + n +
+                           " (cut short: the game stopped while it was written)")
+            ++inside;
+        else if (summary == "identical for " + n + " frames; the recording ends there without its end record (the game "
+                                                   "stopped in frame " + n + ", before Recorder::stop())")
+            ++between;
+        else
+            FAIL(summary);
+    }
+    CHECK(between == 11);  // right after the header, and after each of the 10 frames
+    CHECK(inside == good.size() - 12 - between);
 }

@@ -3,8 +3,9 @@
 //
 //   ebt_replay FILE [--mode poll|event] [--break-at N]
 //
-// Prints "identical after N frames" and exits 0, or prints the first divergence and exits 1; a file
-// that is not a readable recording is an error (exit 2). --break-at N calls
+// Prints "identical after N frames" and exits 0, or prints the first divergence and exits 1; a
+// recording cut short (a game that crashed) replays up to the cut, says so and exits 0; a file that
+// is not a readable recording is an error (exit 2). --break-at N calls
 // ebt::debug::replay_breakpoint(N) before frame N: `gdb --args ebt_replay FILE --break-at N`, then
 // `break ebt::debug::replay_breakpoint` and `run`.
 #include <ebt/debug/file_error.hpp>
@@ -24,7 +25,8 @@ void usage(std::FILE* out, const char* argv0) {
                  "  --mode M       replay every agent in this mode (default: as recorded)\n"
                  "  --break-at N   call ebt::debug::replay_breakpoint(N) just before frame N (for a debugger)\n"
                  "  -h, --help     this help\n"
-                 "Prints 'identical after N frames' (exit 0) or the first divergence (exit 1).\n",
+                 "Prints 'identical after N frames' (exit 0) or the first divergence (exit 1); a recording\n"
+                 "cut short (a game that crashed) replays up to the cut and says where it ends (exit 0).\n",
                  argv0);
 }
 

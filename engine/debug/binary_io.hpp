@@ -108,6 +108,16 @@ public:
         if (v > max) fail("corrupt: " + std::string(what) + " " + std::to_string(v) + " (at most " + std::to_string(max) + ")");
         return v;
     }
+    /// A count of items of at least one byte each that follow (`what` names them): more than the bytes
+    /// left means the file ends before them (truncated, as ran_out() then says).
+    std::uint64_t count(const char* what) {
+        const std::uint64_t n = varint();
+        if (n > remaining()) {
+            ran_out_ = true;
+            fail("truncated: the file ends before the " + std::to_string(n) + " " + what + " it announces");
+        }
+        return n;
+    }
     std::string string(std::size_t max_size = 1 << 20) {
         const std::size_t n = static_cast<std::size_t>(varint_at_most(max_size, "string length"));
         need(n, "a string");
@@ -134,10 +144,16 @@ public:
     }
 
     [[noreturn]] void fail(const std::string& problem) const { throw FileFormatError(file_, offset(), problem); }
+    /// Whether a read failed because the bytes ended inside the value (a file cut short), rather
+    /// than on a value that is wrong.
+    bool ran_out() const noexcept { return ran_out_; }
 
 private:
-    void need(std::size_t n, const char* what) const {
-        if (n > size_ - pos_) fail(std::string("truncated: the file ends inside ") + what);
+    void need(std::size_t n, const char* what) {
+        if (n > size_ - pos_) {
+            ran_out_ = true;
+            fail(std::string("truncated: the file ends inside ") + what);
+        }
     }
     std::uint64_t fixed(int n, const char* what) {
         need(static_cast<std::size_t>(n), what);
@@ -152,6 +168,7 @@ private:
     std::size_t pos_ = 0;
     std::string file_;
     std::uint64_t base_;
+    bool ran_out_ = false;
 };
 
 }  // namespace ebt::debug::io

@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -67,6 +68,13 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
     std::unordered_map<std::string, std::uint32_t> condition_names;
     recording::HandleCache handles;
     std::uint64_t frames = 0;
+    /// Lifecycle events (Initialize, Update, Terminate) of the frame being stepped so far, counted
+    /// before any listener hears them: where an input made by a listener or a change slot during the
+    /// frame is replayed (after the same number of lifecycle events).
+    std::uint64_t frame_events = 0;
+    bool engine_records = false;  // on_publish is writing the frame's own records (never loose)
+    /// The XML text of each tree checked by before_spawn, until on_spawn records it.
+    std::unordered_map<const void*, std::string> checked_trees;
 
     // ---- writing -----------------------------------------------------------------------------------
     /// Where the next record goes: the innermost call's effects, or the frame.
@@ -75,6 +83,16 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
         if (!calls.empty()) ++calls.back().count;
         w.u8(static_cast<std::uint8_t>(tag));
         return w;
+    }
+    /// Where the record of an input of the world goes: like record(), but an input made during a frame
+    /// while no action call is open (from a listener, a change slot) is wrapped in a Loose record that
+    /// says after how many of the frame's lifecycle events it came.
+    ByteWriter& input(Tag tag) {
+        if (calls.empty() && world->in_step() && !engine_records) {
+            out.u8(static_cast<std::uint8_t>(Tag::Loose));
+            out.varint(frame_events);
+        }
+        return record(tag);
     }
     void flush() {
         if (!file || out.size() == 0) return;
@@ -96,7 +114,7 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
             const BlackboardSchema& schema = s.blackboard->schema();
             for (; s.declared < schema.size(); ++s.declared) {
                 const KeyInfo& k = schema.info(static_cast<KeyId>(s.declared));
-                ByteWriter& w = record(Tag::Declare);
+                ByteWriter& w = input(Tag::Declare);
                 w.varint(i);
                 w.string(k.name);
                 w.string(k.type->name);
@@ -113,37 +131,61 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
             if (shared[i].blackboard == b) return i;
         throw UsageError("Recorder: a shared blackboard of the world was created before the recording started");
     }
-    std::size_t tree_number(const Tree& tree) {
-        const void* data = &detail::EngineAccess::tree_data(tree);
+    std::optional<std::size_t> recorded_tree(const void* data) const {
         for (std::size_t i = 0; i < trees.size(); ++i)
             if (trees[i] == data) return i;
+        return std::nullopt;
+    }
+    /// Whether a spawn can be recorded, before the world changes anything: its tree (at its first
+    /// spawn: its keys' types, its XML), its shared blackboards, its initial values. UsageError if not.
+    void check_spawn(const Tree& tree, const SpawnOptions& options) {
+        for (const auto& binding : options.shared) shared_number(binding.second);
+        for (const InitialValue& v : options.blackboard)
+            if (!recording::is_builtin(v.type))
+                throw UsageError("Recorder: the initial value of key '" + v.key + "' has the type '" + v.type->name +
+                                 "', which a recording cannot hold (bool, int, unsigned, long, long long, float, double)");
+        const void* data = &detail::EngineAccess::tree_data(tree);
+        if (recorded_tree(data) || checked_trees.count(data)) return;
         // A write of a key is recorded as the value's bytes: only builtin types have bytes that mean
         // the value (a std::string's are a pointer). Refused at the tree's first spawn, not recorded wrong.
         for (const KeyInfo& k : tree.schema().keys())
             if (!recording::is_builtin(k.type))
                 throw UsageError("Recorder: tree '" + tree.name() + "' cannot be recorded: its key '" + k.name + "' has the type '" +
                                  k.type->name + "', which a recording cannot hold (bool, int, unsigned, long, long long, float, double)");
-        std::string xml_text;
         try {
-            xml_text = xml::save(tree, wrapped);
+            checked_trees[data] = xml::save(tree, wrapped);
         } catch (const std::exception& e) {
             throw UsageError("Recorder: tree '" + tree.name() +
                              "' cannot be recorded (build it with Recorder::registry(); it must be savable as XML): " + e.what());
         }
-        ByteWriter& w = record(Tag::Tree);
+    }
+    /// The tree's number, recording it at its first spawn (check_spawn saved its XML).
+    std::size_t tree_number(const Tree& tree) {
+        const void* data = &detail::EngineAccess::tree_data(tree);
+        if (const auto number = recorded_tree(data)) return *number;
+        const auto checked = checked_trees.find(data);
+        if (checked == checked_trees.end()) check_spawn(tree, {});  // (a world calls before_spawn first)
+        ByteWriter& w = input(Tag::Tree);
         w.string(tree.name());
-        w.string(xml_text);
+        w.string(checked_trees.at(data));
+        checked_trees.erase(data);
         trees.push_back(data);
         return trees.size() - 1;
     }
 
     // ---- the world's inputs (WorldInputObserver) -----------------------------------------------------
     void on_step(Duration dt) override {
+        frame_events = 0;
         sync_declarations();
         ByteWriter& w = record(Tag::Step);
         w.varint(static_cast<std::uint64_t>(dt.count()));
     }
     void on_publish() override {
+        engine_records = true;  // the pending values the publish takes: part of the frame, not loose
+        struct Done {
+            bool& flag;
+            ~Done() { flag = false; }
+        } done{engine_records};
         sync_declarations();
         for (std::size_t i = 0; i < shared.size(); ++i) {
             SharedBlackboard& b = *shared[i].blackboard;
@@ -179,7 +221,7 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
     void on_spawn(AgentHandle handle, const Tree& tree, const SpawnOptions& options) override {
         sync_declarations();
         const std::size_t number = tree_number(tree);
-        ByteWriter& w = record(Tag::Spawn);
+        ByteWriter& w = input(Tag::Spawn);
         w.varint(number);
         recording::write_handle(w, handle);
         w.u8(static_cast<std::uint8_t>(options.mode));
@@ -195,42 +237,43 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
         for (const InitialValue& v : options.blackboard) {
             w.string(v.key);
             w.string(v.type->name);
-            if (!recording::is_builtin(v.type))
-                throw UsageError("Recorder: the initial value of key '" + v.key + "' has the type '" + v.type->name +
-                                 "', which a recording cannot hold (bool, int, unsigned, long, long long, float, double)");
             w.string(std::string_view(static_cast<const char*>(v.value.data()), v.type->size));
         }
     }
-    void on_despawn(AgentHandle handle) override { recording::write_handle(record(Tag::Despawn), handle); }
+    void before_spawn(const Tree& tree, const SpawnOptions& options) override { check_spawn(tree, options); }
+    void on_despawn(AgentHandle handle) override { recording::write_handle(input(Tag::Despawn), handle); }
     void on_resume(const ResumeHandle& handle, Status status, bool accepted) override {
-        ByteWriter& w = record(Tag::Resume);
+        ByteWriter& w = input(Tag::Resume);
         recording::write_handle(w, handle.agent);
         w.varint(handle.node);
         w.varint(handle.run);
         w.u8(static_cast<std::uint8_t>(status));
         w.u8(accepted ? 1 : 0);
     }
-    void on_abort(AgentHandle handle) override { recording::write_handle(record(Tag::Abort), handle); }
+    void on_abort(AgentHandle handle) override { recording::write_handle(input(Tag::Abort), handle); }
+    void on_restart(AgentHandle handle) override { recording::write_handle(input(Tag::Restart), handle); }
     void on_tick_interval(AgentHandle handle, std::uint32_t interval) override {
-        ByteWriter& w = record(Tag::Interval);
+        ByteWriter& w = input(Tag::Interval);
         recording::write_handle(w, handle);
         w.varint(interval);
     }
-    void on_agent_budget(std::uint32_t agents) override { record(Tag::Budget).varint(agents); }
+    void on_agent_budget(std::uint32_t agents) override { input(Tag::Budget).varint(agents); }
     void on_create_shared(SharedBlackboard& blackboard) override {
-        record(Tag::Shared).string(blackboard.name());
+        input(Tag::Shared).string(blackboard.name());
         shared.push_back(SharedState{&blackboard, 0});
     }
 
     // ---- blackboard changes (the world's bus) ----------------------------------------------------------
     void on_change(const BlackboardChange& change) {
-        // Inside a callback: an effect of it. Between frames: game code's write. During a frame outside
-        // callbacks: the engine's own (a shared blackboard's published value reaching its agents).
-        if (calls.empty() && world->in_step()) return;
+        // Inside an action call: an effect of it. Between frames: game code's write. During a frame
+        // outside calls: a listener's or a change slot's write (loose). A shared key's change is the
+        // engine's own, the published value reaching the agent (game code's writes of a shared key go
+        // to the shared blackboard: recorded at its publish).
         if (!change.agent) return;
-        const AgentHandle h = handle_of(change.agent);
         const KeyInfo& k = change.blackboard.schema().info(change.key);
-        ByteWriter& w = record(Tag::Write);
+        if (k.scope != kLocalScope) return;
+        const AgentHandle h = handle_of(change.agent);
+        ByteWriter& w = input(Tag::Write);
         recording::write_handle(w, h);
         w.varint(change.key);
         w.string(std::string_view(reinterpret_cast<const char*>(detail::EngineAccess::raw_values(change.blackboard) + k.offset),
@@ -238,6 +281,9 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
     }
 
     // ---- traces (WorldListener) --------------------------------------------------------------------------
+    void before_event(AgentHandle, const TraceEvent& event) override {
+        if (event.is_lifecycle()) ++frame_events;
+    }
     void on_event(AgentHandle handle, const Agent&, const TraceEvent& event) override {
         if (!event.is_lifecycle()) return;
         if (digests.size() <= handle.index) digests.resize(handle.index + std::size_t{1});
@@ -416,6 +462,8 @@ void Recorder::start(World& world, const std::filesystem::path& file) {
     d.condition_answers.clear();
     d.handles = {};
     d.frames = 0;
+    d.frame_events = 0;
+    d.checked_trees.clear();
     d.out.header(recording::kMagic, recording::kVersion);
     world.set_input_observer(&d);
     world.add_listener(&d);

@@ -23,7 +23,9 @@ using io::ByteReader;
 using io::ByteWriter;
 
 inline constexpr std::string_view kMagic{"EBTREC\0\0", 8};
-inline constexpr std::uint32_t kVersion = 1;
+/// Version 2 added the Loose and Restart records; a version 1 file is read as it is.
+inline constexpr std::uint32_t kVersion = 2;
+inline constexpr std::uint32_t kOldestVersion = 1;
 
 /// The tag byte in front of every record.
 enum class Tag : std::uint8_t {
@@ -43,8 +45,10 @@ enum class Tag : std::uint8_t {
     Condition = 14,
     FrameEnd = 15,
     End = 16,
+    Loose = 17,    // an input made during a frame outside any action call (a listener, a change slot)
+    Restart = 18,  // Agent::restart
 };
-inline constexpr std::uint8_t kLastTag = 16;
+inline constexpr std::uint8_t kLastTag = 18;
 
 /// Which callback of an action a Call record is.
 enum class CallKind : std::uint8_t { Initialize = 0, Update = 1, Terminate = 2 };

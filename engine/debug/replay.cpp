@@ -20,6 +20,7 @@
 #include <iterator>
 #include <stdexcept>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 
 namespace ebt::debug {
@@ -102,7 +103,20 @@ void read_fields(ByteReader& in, Item& it, int depth) {
         break;
     }
     case Tag::Despawn:
-    case Tag::Abort: it.agent = recording::read_handle(in); break;
+    case Tag::Abort:
+    case Tag::Restart: it.agent = recording::read_handle(in); break;
+    case Tag::Loose: {
+        it.a = in.varint();
+        if (depth > 0) in.fail("corrupt: a loose input inside another record");
+        Item input = read_item(in, depth + 1);
+        switch (input.tag) {
+        case Tag::Tree: case Tag::Shared: case Tag::Declare: case Tag::Spawn: case Tag::Despawn: case Tag::Resume:
+        case Tag::Abort: case Tag::Interval: case Tag::Budget: case Tag::Write: case Tag::Restart: break;
+        default: in.fail("corrupt: record " + std::to_string(static_cast<int>(input.tag)) + " as a loose input");
+        }
+        it.effects.push_back(std::move(input));
+        break;
+    }
     case Tag::Resume:
         it.agent = recording::read_handle(in);
         it.a = in.varint();
@@ -135,7 +149,7 @@ void read_fields(ByteReader& in, Item& it, int depth) {
         if (it.status > static_cast<std::uint8_t>(Status::Aborted)) in.fail("corrupt: status " + std::to_string(it.status));
         it.flags = in.u8();
         if (it.flags & recording::kThrew) it.s1 = in.string();
-        const std::uint64_t n = in.varint_at_most(in.remaining(), "effect count");
+        const std::uint64_t n = in.count("effects");
         if (depth > 64) in.fail("corrupt: calls nested more than 64 deep");
         for (std::uint64_t i = 0; i < n; ++i) it.effects.push_back(read_item(in, depth + 1));
         break;
@@ -149,7 +163,7 @@ void read_fields(ByteReader& in, Item& it, int depth) {
         break;
     case Tag::FrameEnd: {
         it.a = in.u64();
-        const std::uint64_t n = in.varint_at_most(in.remaining(), "agent count");
+        const std::uint64_t n = in.count("agent digests");
         for (std::uint64_t i = 0; i < n; ++i) {
             recording::TraceDigest d;
             d.agent = recording::read_handle(in);
@@ -219,11 +233,19 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     /// user error): kept, the frame is cut short, and step() throws it once the engine has returned.
     std::exception_ptr file_error;
     std::uint64_t frame = 0;
+    std::uint64_t frame_events = 0;  // lifecycle events of the frame being stepped so far
     bool finished = false;
+    /// A condition diverged: its guard's or its own node is named by the agent's next GuardEvaluated
+    /// or ConditionEvaluated event (a condition's context does not know its node).
+    bool condition_node_pending = false;
+    /// The recording stops before its end record: after a whole frame, or inside a frame (its bytes
+    /// cut short). The game stopped (crashed) there; every whole frame before it was replayed.
+    bool cut = false;
+    bool cut_inside_frame = false;
 
     Impl(std::vector<std::byte> b, std::string n, ReplayOptions o)
         : bytes(std::move(b)), name(std::move(n)), options(o), in(bytes.data(), bytes.size(), name) {
-        in.header(recording::kMagic, "ebt recording", recording::kVersion, recording::kVersion);
+        in.header(recording::kMagic, "ebt recording", recording::kOldestVersion, recording::kVersion);
         world = std::make_unique<World>();
         world->set_input_observer(this);
         world->add_listener(this);
@@ -254,6 +276,8 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         switch (it.tag) {
         case Tag::Call: return describe_call(it) + " of agent " + handle_text(it.agent) + " node " + node_path(it.agent, it.a);
         case Tag::SharedWrite: return "a shared blackboard publish";
+        case Tag::Loose:
+            return "an input from a listener or change slot after " + std::to_string(it.a) + " lifecycle events of the frame";
         case Tag::FrameEnd: return "the end of the frame";
         case Tag::Step: return "the next frame";
         default: return "record " + std::to_string(static_cast<int>(it.tag));
@@ -272,13 +296,32 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         return it;
     }
 
-    /// Parses the next frame's records (up to its FrameEnd); false at the end of the recording.
+    /// Parses the next frame's records (up to its FrameEnd); false at the end of the recording, or
+    /// where it was cut short (`cut`: the game stopped before Recorder::stop(), maybe inside a frame).
     bool read_frame() {
         frame_items.clear();
-        if (in.at_end()) return false;  // a recording cut after a whole frame (the game stopped)
+        if (in.at_end()) {  // no end record, after a whole frame: the game stopped while in the next one
+            cut = true;
+            return false;
+        }
+        try {
+            return read_frame_items();
+        } catch (const FileFormatError&) {
+            if (!in.ran_out()) throw;  // a wrong value, not bytes that end
+            frame_items.clear();
+            cut = true;
+            cut_inside_frame = true;
+            return false;
+        }
+    }
+    bool read_frame_items() {
         bool stepped = false;
         for (;;) {
-            if (in.at_end()) in.fail("truncated: the recording ends inside frame " + std::to_string(frame));
+            if (in.at_end()) {
+                cut = cut_inside_frame = true;
+                frame_items.clear();
+                return false;
+            }
             Item it = read_item(in, 0);
             if (it.tag == Tag::End) {
                 if (!frame_items.empty())
@@ -309,6 +352,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         if (divergence || file_error) return Status::Failure;
         const AgentHandle h = ctx.agent_handle();
         const NodeIndex node = ctx.node();
+        if (!apply_loose()) return Status::Failure;
         Item* it = peek();
         const bool same = it && it->tag == Tag::Call && it->agent == h && it->a == node &&
                           it->kind == static_cast<std::uint8_t>(kind) &&
@@ -325,13 +369,30 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         take();
         try {
             if (it->flags & recording::kSuspended) ctx.suspend();
-            apply_all(it->effects);
+            apply_items(it->effects, Items::Effects);
         } catch (...) {
             file_error = std::current_exception();
             return Status::Failure;
         }
         if (it->flags & recording::kThrew) throw std::runtime_error(it->s1);
         return kind == CallKind::Update ? static_cast<Status>(it->status) : given;
+    }
+
+    /// Applies the loose inputs (made by a listener or a change slot during the recorded frame) that
+    /// come next and were made after no more lifecycle events than the replay has had so far in this
+    /// frame. Called where the engine hands control to user code: the replay's listener, an action
+    /// call, the end of the publish. False when a corrupt record was met (kept in file_error).
+    bool apply_loose() {
+        try {
+            for (Item* it = peek(); it && !divergence && it->tag == Tag::Loose && it->a <= frame_events; it = peek()) {
+                take();
+                apply(it->effects.front());
+            }
+        } catch (...) {
+            file_error = std::current_exception();
+            return false;
+        }
+        return true;
     }
 
     static std::string condition_key(AgentHandle h, const std::string& name, const std::string& values) {
@@ -348,15 +409,20 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         const Agent* agent = ctx.blackboard().agent();
         const AgentHandle h = handles.find(*world, agent);
         std::string values;
+        std::string shown;  // "range = 2, armed = true"
         for (std::size_t i = 0; i < ports.size(); ++i)
             recording::with_builtin(ports[i].type, [&](auto tag) {
                 const auto v = ctx.in<decltype(tag)>(i);
                 values.append(reinterpret_cast<const char*>(&v), sizeof v);
+                shown += (shown.empty() ? "" : ", ") + ports[i].name + " = ";
+                if constexpr (std::is_same_v<decltype(tag), bool>) shown += v ? "true" : "false";
+                else shown += std::to_string(v);
             });
         const auto found = conditions.find(condition_key(h, name, values));
         if (found == conditions.end()) {
-            diverge(h, {}, "an answer of condition '" + name + "' recorded for its port values",
-                    "condition '" + name + "' evaluated on port values never recorded");
+            diverge(h, {}, "an answer of condition '" + name + "' recorded for " + (shown.empty() ? "no ports" : shown),
+                    "no answer recorded for these values");
+            condition_node_pending = true;  // the node is named by the evaluation's trace event
             return false;
         }
         if (found->second.first & recording::kThrew) throw std::runtime_error(found->second.second);
@@ -428,7 +494,13 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     }
 
     // ---- applying records -----------------------------------------------------------------------------------
-    void apply_all(std::vector<Item>& items) {
+    /// Which list of records apply_items() runs: a whole frame (its inputs, its Step, which runs the
+    /// engine, its FrameEnd) or the effects of one action call (inputs only).
+    enum class Items { Frame, Effects };
+
+    /// Applies `items` in order until they end or the replay diverges. A call record met here is one the
+    /// engine did not make (a divergence): the calls it makes take theirs in action_call().
+    void apply_items(std::vector<Item>& items, Items which) {
         sources.push_back(Source{&items, 0});
         struct Pop {
             std::vector<Source>& s;
@@ -441,7 +513,22 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
                 diverge(it->agent, node_path(it->agent, it->a), describe_call(*it), "no such call");
                 break;
             }
-            apply(*it);
+            if (which == Items::Frame && it->tag == Tag::Step) {
+                if (options.break_at && *options.break_at == frame) replay_breakpoint(frame);
+                world->step(Duration(static_cast<std::int64_t>(it->a)));
+                if (file_error) std::rethrow_exception(file_error);
+                continue;
+            }
+            if (which == Items::Frame && it->tag == Tag::FrameEnd) {
+                check_frame_end(*it);
+                break;
+            }
+            if (which == Items::Frame && it->tag == Tag::Loose) {  // not reached during the step
+                diverge({}, {}, describe_item(*it), "the end of the frame after " + std::to_string(frame_events) + " lifecycle events");
+                break;
+            }
+            apply(*it);  // (a Step, FrameEnd or Loose among a call's effects: a corrupt file)
+            if (which == Items::Frame && file_error) std::rethrow_exception(file_error);
         }
     }
 
@@ -498,6 +585,10 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         case Tag::Abort:
             if (!world->abort(it.agent)) diverge(it.agent, {}, "an abort of a live agent", "a stale handle");
             break;
+        case Tag::Restart:
+            if (Agent* a = world->agent(it.agent)) a->restart();
+            else diverge(it.agent, {}, "a restart of a live agent", "a stale handle");
+            break;
         case Tag::Interval:
             if (it.a < 1) in.fail("corrupt: tick interval 0");
             if (!world->set_tick_interval(it.agent, static_cast<std::uint32_t>(it.a)))
@@ -553,7 +644,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     }
 
     // ---- WorldInputObserver: the replayed world's own inputs --------------------------------------------------
-    void on_step(Duration) override {}
+    void on_step(Duration) override { frame_events = 0; }  // as the recorder counts: not the events between frames
     void on_publish() override {
         // The recorded pending values go in just before the publish, as they were in the recorded frame.
         while (!divergence) {
@@ -567,6 +658,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             b.set_raw(static_cast<KeyId>(it->b), it->s1.data());
         }
     }
+    void after_publish() override { apply_loose(); }
     void on_step_end(const FrameMetrics&) override {}
     void on_spawn(AgentHandle, const Tree&, const SpawnOptions&) override {}
     void on_despawn(AgentHandle) override {}
@@ -577,8 +669,15 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     void on_create_shared(SharedBlackboard&) override {}
 
     // ---- WorldListener: the lifecycle traces ------------------------------------------------------------------
-    void on_event(AgentHandle handle, const Agent&, const TraceEvent& event) override {
+    void on_event(AgentHandle handle, const Agent& agent, const TraceEvent& event) override {
+        if (condition_node_pending && divergence && divergence->agent == handle &&
+            (event.kind == TraceKind::GuardEvaluated || event.kind == TraceKind::ConditionEvaluated)) {
+            divergence->node = agent.tree().path(event.node);
+            condition_node_pending = false;
+        }
         if (!event.is_lifecycle()) return;
+        ++frame_events;
+        if (!divergence && !file_error) apply_loose();
         AgentTrace& t = traces[handle.index];
         if (t.digest.events == 0) t.digest.agent = handle;
         t.digest.add(world->frame(), event);
@@ -627,37 +726,13 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
 
     // ---- one frame ----------------------------------------------------------------------------------------------
     bool step() {
-        if (finished || divergence || file_error) return false;
+        if (finished || cut || divergence || file_error) return false;
         if (!read_frame()) {
-            finished = true;
+            finished = !cut;
             return false;
         }
         traces.clear();
-        sources.push_back(Source{&frame_items, 0});
-        struct Pop {
-            std::vector<Source>& s;
-            ~Pop() { s.pop_back(); }
-        } pop{sources};
-        while (!divergence) {
-            Item* it = take();
-            if (!it) break;
-            if (it->tag == Tag::Call) {
-                diverge(it->agent, node_path(it->agent, it->a), describe_call(*it), "no such call");
-                break;
-            }
-            if (it->tag == Tag::Step) {
-                if (options.break_at && *options.break_at == frame) replay_breakpoint(frame);
-                world->step(Duration(static_cast<std::int64_t>(it->a)));
-                if (file_error) std::rethrow_exception(file_error);
-                continue;
-            }
-            if (it->tag == Tag::FrameEnd) {
-                check_frame_end(*it);
-                break;
-            }
-            apply(*it);
-            if (file_error) std::rethrow_exception(file_error);
-        }
+        apply_items(frame_items, Items::Frame);
         if (divergence) return false;
         ++frame;
         return true;
@@ -679,12 +754,20 @@ bool Replay::run() {
     return !impl_->divergence;
 }
 bool Replay::finished() const noexcept { return impl_->finished; }
+bool Replay::cut() const noexcept { return impl_->cut; }
 const std::optional<Divergence>& Replay::divergence() const noexcept { return impl_->divergence; }
 std::uint64_t Replay::frames() const noexcept { return impl_->frame; }
 World& Replay::world() noexcept { return *impl_->world; }
 
 std::string Replay::summary() const {
     if (impl_->divergence) return impl_->divergence->message();
+    const std::string frames = std::to_string(impl_->frame);
+    if (impl_->cut_inside_frame)
+        return "identical for " + frames + " frames; the recording ends inside frame " + frames +
+               " (cut short: the game stopped while it was written)";
+    if (impl_->cut)
+        return "identical for " + frames + " frames; the recording ends there without its end record (the game stopped in frame " +
+               frames + ", before Recorder::stop())";
     return std::string(impl_->finished ? "identical after " : "identical so far after ") + std::to_string(impl_->frame) + " frames";
 }
 

@@ -199,6 +199,7 @@ Status Agent::tick_numbered(std::uint64_t tick, Duration dt) {
 
 void Agent::abort() {
     if (!block_) throw UsageError("Agent::abort() on a moved-from agent");
+    if (host_) host_->on_agent_abort(host_slot_);
     if (in_tick_) {
         abort_requested_ = true;  // takes effect when the calling user function returns
         return;
@@ -215,16 +216,19 @@ void Agent::abort() {
 bool Agent::resume(const ResumeHandle& handle, Status status) {
     if (status != Status::Success && status != Status::Failure)
         throw UsageError(std::string("Agent::resume() needs Success or Failure, got ") + to_string(status));
-    if (!block_ || handle.agent_serial != serial_ || handle.node >= tree_.size()) return false;
+    if (!block_ || handle.agent_serial != serial_) return false;  // not a handle of this agent
     Runtime rt(*this);
     const NodeIndex n = handle.node;
-    if (rt.def(n).kind != NodeKind::Action || !rt.running(n) || !rt.has(n, detail::kSuspended) ||
-        rt.has(n, detail::kResumePending) || rt.run_id(n) != handle.run)
+    if (n >= tree_.size() || rt.def(n).kind != NodeKind::Action || !rt.running(n) || !rt.has(n, detail::kSuspended) ||
+        rt.has(n, detail::kResumePending) || rt.run_id(n) != handle.run) {
+        if (host_) host_->on_agent_resume(host_slot_, handle, status, false);
         return false;
+    }
     rt.set(n, detail::kResumePending);
     if (status == Status::Success) rt.set(n, detail::kResumeSuccess);
     if (mode_ == Mode::Event) rt.enqueue(n);
     if (!in_tick_) rt.check_invariants("Agent::resume()");
+    if (host_) host_->on_agent_resume(host_slot_, handle, status, true);
     return true;
 }
 
@@ -235,7 +239,10 @@ void Agent::restart() {
     rt.set(0, detail::kStartPending);
     if (mode_ == Mode::Event) rt.enqueue(0);
     rt.check_invariants("Agent::restart()");
-    if (host_) host_->on_agent_wake(host_slot_);
+    if (host_) {
+        host_->on_agent_wake(host_slot_);
+        host_->on_agent_restart(host_slot_);
+    }
 }
 
 Status Agent::status() const { return status(0); }

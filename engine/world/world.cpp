@@ -244,6 +244,7 @@ AgentHandle World::spawn(Tree tree, SpawnOptions options) {
     if (options.tick_interval < 1) throw UsageError("World::spawn(): tick_interval must be >= 1");
     validate_bindings(tree, options);
     check_initial_values(tree, options.blackboard, "World::spawn()");
+    if (input_observer_) input_observer_->before_spawn(tree, options);  // may refuse: nothing changed yet
     // Every check passed: the keys the shared blackboards lack are declared now (the tree declares them).
     for (const auto& [scope, blackboard] : options.shared) {
         const auto& scopes = tree.schema().scopes();
@@ -401,18 +402,34 @@ bool World::resume(const ResumeHandle& handle, Status status) {
     if (status != Status::Success && status != Status::Failure)
         throw UsageError(std::string("World::resume() needs Success or Failure, got ") + to_string(status));
     Agent* a = agent(handle.agent);
-    // The serial check in Agent::resume keeps a handle of another world's agent in the same slot out.
-    const bool accepted = a && a->resume(handle, status);
-    if (input_observer_) input_observer_->on_resume(handle, status, accepted);
-    return accepted;
+    // The serial check keeps a handle of another world's agent in the same slot out. The agent tells
+    // the input observer of a resume of its own handle (on_agent_resume); the world, of the others.
+    if (a && a->serial() == handle.agent_serial) return a->resume(handle, status);
+    if (input_observer_) input_observer_->on_resume(handle, status, false);
+    return false;
 }
 
 bool World::abort(AgentHandle h) {
     Agent* a = agent(h);
     if (!a) return false;
-    if (input_observer_) input_observer_->on_abort(h);
-    a->abort();
+    a->abort();  // the input observer hears it through on_agent_abort
     return true;
+}
+
+void World::on_agent_abort(std::uint32_t index) {
+    // Not for an agent being despawned: its tick ends as with abort(), and the despawn was heard.
+    if (input_observer_ && slot(index).state == State::Live) input_observer_->on_abort(handle_of(index));
+}
+
+void World::on_agent_resume(std::uint32_t index, const ResumeHandle& handle, Status status, bool accepted) {
+    if (!input_observer_ || slot(index).state != State::Live) return;
+    ResumeHandle in_world = handle;
+    in_world.agent = handle_of(index);  // the agent's own handle, whatever the caller's handle named
+    input_observer_->on_resume(in_world, status, accepted);
+}
+
+void World::on_agent_restart(std::uint32_t index) {
+    if (input_observer_ && slot(index).state == State::Live) input_observer_->on_restart(handle_of(index));
 }
 
 void World::set_input_observer(WorldInputObserver* observer) {
@@ -423,6 +440,7 @@ void World::set_input_observer(WorldInputObserver* observer) {
 void World::Forwarder::on_event(const TraceEvent& event) {
     // Every listener hears every event even when an earlier one throws; the agent counts the first
     // error (listeners cannot be added or removed meanwhile: see add_listener).
+    if (world->input_observer_) world->input_observer_->before_event(world->handle_of(index), event);
     std::exception_ptr error;
     if (own) {
         try {
@@ -622,6 +640,7 @@ FrameMetrics World::step(Duration dt) {
     // (By index: a change slot may create a shared blackboard.)
     if (input_observer_) input_observer_->on_publish();
     for (std::size_t i = 0; i < shared_.size(); ++i) shared_[i].blackboard->publish();
+    if (input_observer_) input_observer_->after_publish();
 
     // Deadlines that fall due in this frame wake their agents.
     const auto order = [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); };

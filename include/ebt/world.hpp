@@ -99,9 +99,9 @@ struct FrameMetrics {
 
 /// Hears every input game code gives a World, for a recorder (debug::Recorder): what a replay must
 /// feed a new World to run it again. Set with World::set_input_observer (one at a time, not owned);
-/// a World without one tests one pointer per call. Called synchronously from the World's functions,
-/// also when they are called from user callbacks during a frame; an observer must not call back into
-/// the world. An exception from it propagates to the caller of the world function (a recorder that
+/// a World without one tests one pointer per call. Called synchronously from the World's functions
+/// (and from Agent::abort, resume and restart on an agent of the world), also when they are called
+/// from user callbacks during a frame; an observer must not call back into the world. An exception from it propagates to the caller of the world function (a recorder that
 /// cannot write its file).
 class WorldInputObserver {
 public:
@@ -124,6 +124,19 @@ public:
     virtual void on_tick_interval(AgentHandle handle, std::uint32_t interval) = 0;
     virtual void on_agent_budget(std::uint32_t agents) = 0;
     virtual void on_create_shared(SharedBlackboard& blackboard) = 0;
+
+    // With a body that does nothing, for observers that do not need them:
+    /// World::spawn, after the world's own checks, before anything changes: an observer that cannot
+    /// follow this spawn (a recorder and a tree it cannot record) throws, and the spawn changes nothing.
+    virtual void before_spawn(const Tree& /*tree*/, const SpawnOptions& /*options*/) {}
+    /// Agent::restart() called on an agent of the world (there is no World::restart).
+    virtual void on_restart(AgentHandle /*handle*/) {}
+    /// A trace event of an agent, before any listener hears it (the agent's own, then the world's);
+    /// called only while the world has a listener. Lets a recorder place what listeners do during a
+    /// frame. Must not throw.
+    virtual void before_event(AgentHandle /*handle*/, const TraceEvent& /*event*/) {}
+    /// In step(), just after the shared blackboards published (and their change slots ran).
+    virtual void after_publish() {}
 };
 
 class World : private detail::AgentHost {
@@ -179,8 +192,9 @@ public:
     /// UsageError for a status other than Success or Failure.
     bool resume(const ResumeHandle& handle, Status status);
 
-    /// Agent::abort() on an agent of this world, seen by the input observer (a recording replays it).
-    /// Returns false for a stale handle or an agent spawned during the current frame.
+    /// Agent::abort() on an agent of this world. Returns false for a stale handle or an agent spawned
+    /// during the current frame. (Agent::abort, resume and restart called on an agent of a world are
+    /// seen by the input observer as well: the agent tells the world.)
     bool abort(AgentHandle handle);
 
     /// Changes an agent's LOD tick interval (>= 1). Returns false for a stale handle.
@@ -258,6 +272,9 @@ private:
     std::uint32_t new_slot();                         // a free slot, or a new one at the end
     void on_agent_wake(std::uint32_t slot) override;
     AgentHandle handle_of(std::uint32_t slot) const noexcept override;
+    void on_agent_abort(std::uint32_t slot) override;    // tell the input observer, when the agent is live
+    void on_agent_resume(std::uint32_t slot, const ResumeHandle& handle, Status status, bool accepted) override;
+    void on_agent_restart(std::uint32_t slot) override;
     void step_slot(std::uint32_t slot, FrameMetrics& m);
     void schedule_after_step(std::uint32_t slot);       // after a tick: sleep, and arm the agent's deadline
     void arm_timer(std::uint32_t slot, TimePoint due);  // gives the slot its (one) live heap entry

@@ -48,7 +48,7 @@ void replay_breakpoint(std::uint64_t frame);
 /// conditions made from the recorded trees' node models, answering from the recording). Reads the
 /// whole file when constructed (FileFormatError for a file that is not a recording, of another
 /// version, or cut short in its header) and parses a frame when it steps it (FileFormatError for a
-/// frame cut short or corrupt). Single-threaded.
+/// corrupt frame; a frame cut short is where the replay stops: see cut()). Single-threaded.
 class Replay {
 public:
     explicit Replay(const std::filesystem::path& file, ReplayOptions options = {});
@@ -65,11 +65,16 @@ public:
     bool run();
     /// Whether the end of the recording was reached (every frame replayed identically).
     bool finished() const noexcept;
+    /// Whether the recording stopped before its end record (the game crashed or was killed before
+    /// Recorder::stop()): after a whole frame, or inside a frame whose bytes were cut short. Every
+    /// whole frame before the cut was replayed identically; the cut frame is not replayed.
+    bool cut() const noexcept;
     const std::optional<Divergence>& divergence() const noexcept;
     /// Frames replayed identically so far.
     std::uint64_t frames() const noexcept;
-    /// "identical after N frames" when finished, the divergence's message when diverged, else
-    /// "identical so far after N frames".
+    /// "identical after N frames" when finished, the divergence's message when diverged, "identical
+    /// for N frames; the recording ends inside frame N (cut short: ...)" or "... ends there without
+    /// its end record (...)" when cut, else "identical so far after N frames".
     std::string summary() const;
     /// The replayed world (read it between steps; changing it makes the replay diverge).
     World& world() noexcept;

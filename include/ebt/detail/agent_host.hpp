@@ -21,6 +21,16 @@ public:
     /// The handle by which the host names the agent in `slot` (ActionContext::agent_handle).
     virtual AgentHandle handle_of(std::uint32_t slot) const noexcept = 0;
 
+    // Inputs game code gives the agent itself rather than through the host (world.agent(h)->abort()),
+    // so that the host can show them to its input observer (a recorder). Called synchronously by the
+    // agent's own function, also from inside ticks; the host must not call back into the agent.
+    /// Agent::abort(), before it takes effect.
+    virtual void on_agent_abort(std::uint32_t slot) = 0;
+    /// Agent::resume() with a handle of this agent (its serial), after the agent answered `accepted`.
+    virtual void on_agent_resume(std::uint32_t slot, const ResumeHandle& handle, Status status, bool accepted) = 0;
+    /// Agent::restart() of a stopped agent, after it took effect.
+    virtual void on_agent_restart(std::uint32_t slot) = 0;
+
 protected:
     ~AgentHost() = default;
 };
