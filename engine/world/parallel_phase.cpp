@@ -57,7 +57,16 @@ void detail::defer_shared_write(SharedBlackboard& blackboard, KeyId key, const v
 }
 
 World::ParallelState::ParallelState(std::uint32_t threads)
-    : arena(static_cast<int>(threads)), buffers(threads) {}
+    : allow_threads(threads > static_cast<std::uint32_t>(tbb::this_task_arena::max_concurrency())
+                        ? std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads)
+                        : nullptr),
+      arena(static_cast<int>(threads)), buffers(threads), grain(kGrain), inline_below(kInlineBelow) {}
+
+void World::set_parallel_grain_for_test(std::uint32_t grain) {
+    if (!parallel_ || grain == 0) throw UsageError("set_parallel_grain_for_test(): needs set_threads(n > 1) and a grain > 0");
+    parallel_->grain = grain;
+    parallel_->inline_below = 2 * std::size_t{grain};
+}
 
 World::World(WorldOptions options) : World() { set_threads(options.threads); }
 
@@ -88,7 +97,7 @@ void World::tick_in_parallel(FrameMetrics& m) {
     // Debugging tools and game code subscribed to the bus are called from the ticks: with world
     // listeners or ChangeBus slots, the phase runs on this thread, in slot order; so do small frames.
     // The rules (refusals, buffering) are the same either way.
-    const bool on_this_thread = n < kInlineBelow || !listeners_.empty() || detail::EngineAccess::has_slots(*bus_);
+    const bool on_this_thread = n < p.inline_below || !listeners_.empty() || detail::EngineAccess::has_slots(*bus_);
     parallel_phase_ = true;
     struct PhaseScope {
         bool& flag;
@@ -107,7 +116,7 @@ void World::tick_in_parallel(FrameMetrics& m) {
         const std::uint64_t phase = p.phase.fetch_add(1, std::memory_order_release) + 1;
         p.blocks_done.store(0, std::memory_order_relaxed);
         p.arena.execute([&] {
-            tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const tbb::blocked_range<std::size_t>& r) {
+            tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, p.grain), [&](const tbb::blocked_range<std::size_t>& r) {
                 static_cast<void>(p.phase.load(std::memory_order_acquire) == phase);  // (TSan: see ParallelState)
                 const int thread = tbb::this_task_arena::current_thread_index();
                 tick_range(r.begin(), r.end(), p.buffers[static_cast<std::size_t>(thread)]);

@@ -9,6 +9,7 @@
 #include <ebt/value_type.hpp>
 #include <ebt/world.hpp>
 
+#include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 
 #include <atomic>
@@ -53,8 +54,14 @@ namespace ebt {
 
 struct World::ParallelState {
     explicit ParallelState(std::uint32_t threads);
+    // oneTBB runs at most one thread per core unless told otherwise: asking for more threads than
+    // cores raises that limit while this world has them (a process-wide setting: with several
+    // such worlds, the smallest of their counts holds; docs/world.md, "Threads").
+    std::unique_ptr<tbb::global_control> allow_threads;
     tbb::task_arena arena;
     std::vector<detail::ParallelBuffer> buffers;  // one per thread of the arena
+    std::size_t grain;                            // agents per task
+    std::size_t inline_below;                     // frames stepping fewer agents tick on the calling thread
     std::vector<std::uint32_t> step_list;         // this frame's agents, in slot order
     std::vector<detail::DeferredSharedWrite> merged;  // every thread's writes, sorted for applying
     // ThreadSanitizer cannot see the synchronization inside a oneTBB built without it: the phase

@@ -59,6 +59,7 @@
 namespace ebt {
 
 struct WorldTestAccess;
+struct WorldParallelTestAccess;
 
 /// Receives the trace events of every agent of a World (World::add_listener), with the agent's handle
 /// and the agent, whose tree names the node: `agent.tree().path(event.node)`. Called synchronously
@@ -267,6 +268,9 @@ public:
 private:
     friend struct WorldTestAccess;  // tests/world_test.cpp: sets a slot's generation near its end
     void set_generation_for_test(std::uint32_t index, std::uint32_t generation);
+    friend struct WorldParallelTestAccess;  // tests/world_parallel_test.cpp: small frames in parallel
+    /// Agents per task, and frames of fewer than 2 * grain agents tick on the calling thread (after set_threads).
+    void set_parallel_grain_for_test(std::uint32_t grain);
 
     struct Slot;
     struct Forwarder;
