@@ -721,8 +721,14 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
         }
     }
     if (p.step_list.empty()) return stopped_early;
-    // 2. Tick them (parallel_phase.cpp).
-    tick_in_parallel(m);
+    // 2. Tick them (parallel_phase.cpp). A UsageError out of a tick (game code misused an agent:
+    //    see "misuse" in docs/world.md) ends the phase; what was ticked is still applied below.
+    std::exception_ptr error;
+    try {
+        tick_in_parallel(m);
+    } catch (...) {
+        error = std::current_exception();
+    }
     // 3. Apply (calling thread, slot order) what the ticks left for the world: wakes of other agents
     //    (a world breaking the rule), sleep and timers (as step_slot does after each tick), then the
     //    shared blackboard writes.
@@ -734,6 +740,7 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
         schedule_after_step(i);
     }
     apply_deferred_writes();
+    if (error) std::rethrow_exception(error);
     return stopped_early;
 }
 
