@@ -35,6 +35,7 @@ constexpr std::size_t kGrain = 256;
 /// buffering: only cheaper).
 constexpr std::size_t kInlineBelow = 2 * kGrain;
 constexpr std::uint32_t kMaxThreads = 256;
+
 }  // namespace
 
 detail::ParallelTick* detail::parallel_tick() noexcept { return current_tick; }
@@ -61,6 +62,18 @@ World::ParallelState::ParallelState(std::uint32_t threads)
                         ? std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads)
                         : nullptr),
       arena(static_cast<int>(threads)), buffers(threads), grain(kGrain), inline_below(kInlineBelow) {}
+
+void World::ParallelState::tick_block(World& world, std::size_t begin, std::size_t end) {
+    static_cast<void>(phase.load(std::memory_order_acquire));  // (for TSan: see `phase`)
+    const int thread = tbb::this_task_arena::current_thread_index();
+    detail::ParallelBuffer& buffer = buffers[thread < 0 ? 0 : static_cast<std::size_t>(thread)];
+    for (std::size_t pos = begin; pos < end; ++pos) {
+        detail::ParallelTick tick{&world, step_list[pos], static_cast<std::uint32_t>(pos), &buffer};
+        TickScope scope(tick);
+        world.tick_slot(tick.slot, buffer.metrics);
+    }
+    blocks_done.fetch_add(1, std::memory_order_acq_rel);
+}
 
 void World::set_parallel_grain_for_test(std::uint32_t grain) {
     if (!parallel_ || grain == 0) throw UsageError("set_parallel_grain_for_test(): needs set_threads(n > 1) and a grain > 0");
@@ -103,26 +116,13 @@ void World::tick_in_parallel(FrameMetrics& m) {
         bool& flag;
         ~PhaseScope() { flag = false; }
     } phase_scope{parallel_phase_};
-    const auto tick_range = [this, &p](std::size_t begin, std::size_t end, detail::ParallelBuffer& buffer) {
-        for (std::size_t pos = begin; pos < end; ++pos) {
-            detail::ParallelTick tick{this, p.step_list[pos], static_cast<std::uint32_t>(pos), &buffer};
-            TickScope scope(tick);
-            tick_slot(tick.slot, buffer.metrics);
-        }
-    };
     if (on_this_thread) {
-        tick_range(0, n, p.buffers[0]);
+        p.tick_block(*this, 0, n);
     } else {
-        const std::uint64_t phase = p.phase.fetch_add(1, std::memory_order_release) + 1;
+        p.phase.fetch_add(1, std::memory_order_release);
         p.blocks_done.store(0, std::memory_order_relaxed);
-        p.arena.execute([&] {
-            tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, p.grain), [&](const tbb::blocked_range<std::size_t>& r) {
-                static_cast<void>(p.phase.load(std::memory_order_acquire) == phase);  // (TSan: see ParallelState)
-                const int thread = tbb::this_task_arena::current_thread_index();
-                tick_range(r.begin(), r.end(), p.buffers[static_cast<std::size_t>(thread)]);
-                p.blocks_done.fetch_add(1, std::memory_order_acq_rel);
-            });
-        });
+        const ParallelState::TickTask task{&p, this};
+        p.arena.execute([&p, &task, n] { tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, p.grain), task); });
         static_cast<void>(p.blocks_done.load(std::memory_order_acquire));
     }
     parallel_phase_ = false;

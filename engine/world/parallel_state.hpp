@@ -54,6 +54,17 @@ namespace ebt {
 
 struct World::ParallelState {
     explicit ParallelState(std::uint32_t threads);
+    /// A task of the parallel phase: ticks step_list[begin, end) of `world` on the calling thread,
+    /// into that thread's buffer.
+    void tick_block(World& world, std::size_t begin, std::size_t end);
+    /// The body of the phase's tbb::parallel_for: forwards each block to tick_block. (Named, not a
+    /// lambda, so that .ci/tsan_tbb.supp can name it: TBB copies it between threads inside its task
+    /// objects, out of ThreadSanitizer's sight.)
+    struct TickTask {
+        ParallelState* state;
+        World* world;
+        template <class Range> void operator()(const Range& range) const { state->tick_block(*world, range.begin(), range.end()); }
+    };
     // oneTBB runs at most one thread per core unless told otherwise: asking for more threads than
     // cores raises that limit while this world has them (a process-wide setting: with several
     // such worlds, the smallest of their counts holds; docs/world.md, "Threads").
@@ -67,7 +78,7 @@ struct World::ParallelState {
     // ThreadSanitizer cannot see the synchronization inside a oneTBB built without it: the phase
     // publishes its inputs with a release store that each block acquires, and each block publishes
     // its buffers with a release increment that the calling thread acquires after the phase.
-    std::atomic<std::uint64_t> phase{0};
+    std::atomic<std::uint64_t> phase{0};          // phases started
     std::atomic<std::uint64_t> blocks_done{0};
 };
 
