@@ -48,24 +48,26 @@ void Arena::build_tree() {
 
     ActionSpec attack;
     attack.ports = {port<bool>("squad.alarm")};
-    attack.on_initialize = [self](ActionContext&) { ++self->totals_.attacks; };
+    // Actions touch only their own guard (and read the rest): what they do to the squad, the
+    // intruder and the totals is left in the Guard for Arena::apply_guard_effects.
+    attack.on_initialize = [guard](ActionContext& ctx) { ++guard(ctx).attacks_started; };
     attack.update = [self, guard](ActionContext& ctx) {
         Guard& g = guard(ctx);
         const double dt = self->move_dt(g, ctx.now());
         g.activity = Activity::Attack;
         if (g.target < 0) return Status::Failure;  // lost from sight
-        Intruder& foe = self->intruders_[static_cast<std::size_t>(g.target)];
+        const Intruder& foe = self->intruders_[static_cast<std::size_t>(g.target)];
         if (!foe.active || foe.health <= 0) return Status::Running;  // it fell; perception will say so
         // Call the squad: raise (or keep up) the alarm at the enemy's position.
-        Squad& s = self->squads_[static_cast<std::size_t>(g.squad)];
-        if (!s.blackboard->pending<bool>("alarm")) ++self->totals_.alarms_raised;
         ctx.out("squad.alarm", true);
-        s.alarm_pos = foe.pos;
-        s.raised_at = ctx.now();
+        g.raised_alarm = true;
+        g.alarm_at = foe.pos;
+        g.alarm_time = ctx.now();
         if (!move_toward(g.pos, foe.pos, kRunSpeed * dt, kAttackRange * 0.9)) return Status::Running;
         // In reach: both sides hurt.
-        foe.health -= kGuardDps * dt;
-        foe.engaged_until = ctx.now() + kEngagedFor;
+        g.struck = true;
+        g.damage = kGuardDps * dt;
+        g.hit_time = ctx.now();
         g.health = std::max(1.0, g.health - foe.dps * dt);
         return Status::Running;
     };
@@ -73,7 +75,7 @@ void Arena::build_tree() {
 
     ActionSpec runaway;
     runaway.ports = {port<bool>(kHealthLow)};
-    runaway.on_initialize = [self](ActionContext&) { ++self->totals_.flights; };
+    runaway.on_initialize = [guard](ActionContext& ctx) { ++guard(ctx).flights_started; };
     runaway.update = [self, guard, clamp](ActionContext& ctx) {
         Guard& g = guard(ctx);
         const double dt = self->move_dt(g, ctx.now());

@@ -84,6 +84,17 @@ struct Arena::Guard {
     bool low = false;           // health_low as last perceived (hysteresis)
     bool dead = false;          // enemy_dead as last perceived
     Activity activity = Activity::Patrol;
+    // What its actions did this frame to the rest of the arena, applied after World::step in guard
+    // order (Arena::apply_guard_effects): an action touches only its own guard, so that the world
+    // may tick the guards on several threads (docs/world.md, "Threads").
+    int attacks_started = 0;    // Attack runs started
+    int flights_started = 0;    // Runaway runs started
+    bool raised_alarm = false;  // called its squad to alarm_at, at alarm_time
+    Vec2 alarm_at;
+    TimePoint alarm_time = 0;
+    bool struck = false;        // dealt `damage` to intruder `target` at hit_time
+    double damage = 0;
+    TimePoint hit_time = 0;
 };
 
 struct Arena::Intruder {

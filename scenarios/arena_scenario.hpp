@@ -33,7 +33,9 @@
 // is ticked (AI LOD).
 //
 // Determinism: a seeded counter-based RNG, a fixed iteration order (guard index = agent slot), and
-// actions that only depend on their own updates (identical in polling and event mode); perception
+// actions that only depend on their own updates (identical in polling and event mode) and touch only
+// their own guard: what they do to intruders, squads and the totals is applied after World::step in
+// guard order, so a run is the same at any thread count (ArenaConfig::threads); perception
 // writes every blackboard value every frame, but equal values are no-ops. Polling and event runs of
 // the same configuration end with the same hash().
 //
@@ -74,6 +76,8 @@ struct ArenaConfig {
     /// returns the registry to build the guards' tree with (a debug::Recorder's, to record the run),
     /// or nullptr for the arena's own.
     std::function<const Registry*(const Registry& actions, World& world)> instrument;
+    /// Threads that tick the guards (World::set_threads): every count gives the same run.
+    std::uint32_t threads = 1;
 };
 
 /// What a guard is doing: the action its tree last updated.
@@ -159,6 +163,7 @@ private:
     void rebuild_grid();
     void perceive();
     void expire_alarms();
+    void apply_guard_effects();  // after World::step: what the guards' actions did, in guard order
     void apply_lod();
     int nearest_intruder(Vec2 p, double radius) const;
     double move_dt(Guard& g, TimePoint now);
@@ -173,6 +178,7 @@ private:
     std::vector<Guard> guards_;
     std::vector<Intruder> intruders_;
     std::vector<Squad> squads_;
+    std::vector<std::uint8_t> alarm_before_;  // per squad: its pending alarm before World::step
     // Spatial grid of the active intruders: cell -> [begin, end) into grid_items_.
     double cell_ = 1;
     int grid_cols_ = 1, grid_rows_ = 1;

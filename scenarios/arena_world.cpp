@@ -36,7 +36,7 @@ Arena::Arena(ArenaConfig config) : config_(config) {
     frame_dt_ = Duration(std::max<std::int64_t>(1, std::llround(1e6 / config_.hz)));
     rng_ = config_.seed * 0xD1B54A32D192ED03ull + 0x2545F4914F6CDD1Dull;
     registry_ = std::make_unique<Registry>();
-    world_ = std::make_unique<World>();
+    world_ = std::make_unique<World>(WorldOptions{.threads = config_.threads});
     build_tree();
     setup_world();
 }
@@ -53,6 +53,7 @@ void Arena::setup_world() {
 
     // Squads: a cell each, with a jittered loop of 4-6 waypoints around its centre.
     squads_.resize(static_cast<std::size_t>(squads));
+    alarm_before_.resize(squads_.size());
     for (int s = 0; s < squads; ++s) {
         Squad& sq = squads_[static_cast<std::size_t>(s)];
         sq.center = {(s % cols + 0.5) * kSquadCell, (s / cols + 0.5) * kSquadCell};
@@ -240,6 +241,29 @@ void Arena::expire_alarms() {
         if (s.blackboard->pending<bool>("alarm") && t - s.raised_at >= kAlarmDuration) s.blackboard->set("alarm", false);
 }
 
+void Arena::apply_guard_effects() {
+    for (Guard& g : guards_) {
+        totals_.attacks += static_cast<std::uint64_t>(g.attacks_started);
+        totals_.flights += static_cast<std::uint64_t>(g.flights_started);
+        g.attacks_started = g.flights_started = 0;
+        if (g.raised_alarm) {
+            Squad& s = squads_[static_cast<std::size_t>(g.squad)];
+            s.alarm_pos = g.alarm_at;
+            s.raised_at = g.alarm_time;
+            g.raised_alarm = false;
+        }
+        if (g.struck) {
+            Intruder& foe = intruders_[static_cast<std::size_t>(g.target)];
+            foe.health -= g.damage;
+            foe.engaged_until = g.hit_time + kEngagedFor;
+            g.struck = false;
+        }
+    }
+    // A squad's alarm is raised when a member's Attack wrote it while it was clear.
+    for (std::size_t i = 0; i < squads_.size(); ++i)
+        if (!alarm_before_[i] && squads_[i].blackboard->pending<bool>("alarm")) ++totals_.alarms_raised;
+}
+
 void Arena::apply_lod() {
     if (!config_.lod) return;
     for (Guard& g : guards_) {
@@ -263,7 +287,9 @@ ArenaFrame Arena::step() {
     expire_alarms();
     apply_lod();
     const auto t1 = std::chrono::steady_clock::now();
+    for (std::size_t i = 0; i < squads_.size(); ++i) alarm_before_[i] = squads_[i].blackboard->pending<bool>("alarm");
     f.ai = world_->step(frame_dt_);
+    apply_guard_effects();
     now_ += frame_dt_.count();
     ++frame_;
     f.sim_time = std::chrono::duration_cast<std::chrono::nanoseconds>(t1 - t0);

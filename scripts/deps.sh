@@ -6,6 +6,7 @@
 # Makes sure the Debian packages ebt needs are installed:
 #   cmake g++ make pkg-config libboost-dev doctest-dev libpugixml-dev graphviz
 #   libcpp-httplib-dev nlohmann-json3-dev (the live inspector's HTTP server and JSON)
+#   libtbb-dev (oneTBB: the World's parallel stepping, World::set_threads)
 #   (graphviz: the tests check that the tree views' DOT output renders; scripts/views.sh)
 #   + libbenchmark-dev when bench/CMakeLists.txt exists
 # Missing packages are installed with apt-get when running as root; otherwise
@@ -18,7 +19,7 @@ EBT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
 ebt_required_packages() {
   local pkgs=(cmake g++ make pkg-config libboost-dev doctest-dev libpugixml-dev graphviz
-    libcpp-httplib-dev nlohmann-json3-dev)
+    libcpp-httplib-dev nlohmann-json3-dev libtbb-dev)
   if [[ -f "$EBT_ROOT/bench/CMakeLists.txt" ]]; then
     pkgs+=(libbenchmark-dev)
   fi

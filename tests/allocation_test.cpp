@@ -424,3 +424,27 @@ TEST_CASE("allocations: running out of memory while loading XML is a LoadError, 
     CHECK(refused == total);  // each load made the allocation that failed
 }
 #endif
+
+TEST_CASE("allocations: a World stepping on 2 threads allocates nothing per frame once warmed up, shared writes included") {
+    // 2,000 agents (the parallel phase splits frames of 512 agents and more); each Patrol update also
+    // writes a shared bool, buffered during the phase and applied after it.
+    Registry reg;
+    ActionSpec patrol;
+    patrol.ports = {port<bool>("squad.alarm")};
+    patrol.update = [](ActionContext& ctx) {
+        ctx.out("squad.alarm", ctx.tick() % 2 == 0);
+        return Status::Running;
+    };
+    reg.add_action("Patrol", patrol);
+    const Tree tree = TreeBuilder("patrol", reg).shared_key<bool>("squad", "alarm").sequence().action("Patrol").back().end();
+    World world(WorldOptions{.threads = 2});
+    SharedBlackboard& squad = world.create_shared("squad");
+    for (int i = 0; i < 2000; ++i) world.spawn(tree, {.shared = {{"squad", &squad}}});
+    for (int i = 0; i < 10; ++i) world.step(50ms);  // warm up: buffers and the arena's threads
+    const long long n = allocations_during([&] {
+        for (int i = 0; i < 50; ++i) CHECK(world.step(50ms).agents_stepped == 2000);
+    });
+    CHECK(n == 0);
+    CHECK(squad.get<bool>("alarm"));            // frame 58 wrote true; frame 59 published it
+    CHECK_FALSE(squad.pending<bool>("alarm"));  // frame 59 wrote false
+}

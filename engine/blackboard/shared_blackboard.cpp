@@ -5,6 +5,8 @@
 #include <ebt/signals.hpp>
 #include <ebt/tree.hpp>
 
+#include "world/parallel_tick.hpp"
+
 #include <cstdio>
 #include <cstring>
 
@@ -95,6 +97,9 @@ void SharedBlackboard::declare_raw(std::string key, const TypeInfo* type, const 
 
 void SharedBlackboard::set_raw(KeyId id, const void* value) {
     if (id >= schema_.size()) throw UsageError("shared blackboard '" + name_ + "': no key id " + std::to_string(id));
+    // Written by an agent's tick in a World's parallel phase: buffered, and written by the World
+    // after the phase in slot order (docs/world.md, "Threads").
+    if (detail::parallel_tick()) return detail::defer_shared_write(*this, id, value);
     const KeyInfo& info = schema_.info(id);
     detail::assign_value(info.type, const_cast<void*>(pending_value(id)), value);
     written_[id] = 1;

@@ -1,6 +1,8 @@
 // World: storage, scheduling and bookkeeping for many agents stepped frame by frame.
 #include <ebt/world.hpp>
 
+#include "world/parallel_state.hpp"
+
 #include <ebt/detail/hash.hpp>
 #include <ebt/limits.hpp>
 #include <ebt/detail/engine_access.hpp>  // mirror, set_host, tick_numbered, raw_values
@@ -119,12 +121,16 @@ bool World::valid(AgentHandle h) const noexcept {
 
 bool World::alive(AgentHandle h) const noexcept { return valid(h); }
 
-Agent* World::agent(AgentHandle h) noexcept {
+Agent* World::agent(AgentHandle h) {
+    if (parallel_phase_) {
+        const detail::ParallelTick* tick = detail::parallel_tick();
+        if (!tick || tick->world != this || tick->slot != h.index) refuse_parallel("World::agent() of another agent");
+    }
     if (!valid(h)) return nullptr;
     Slot& s = slot(h.index);
     return s.state == State::Live ? &*s.agent : nullptr;
 }
-const Agent* World::agent(AgentHandle h) const noexcept { return const_cast<World*>(this)->agent(h); }
+const Agent* World::agent(AgentHandle h) const { return const_cast<World*>(this)->agent(h); }
 
 Agent& World::at(AgentHandle h) {
     if (Agent* a = agent(h)) return *a;
@@ -142,6 +148,7 @@ std::uint64_t World::slot_errors() const noexcept {
 // ---- shared blackboards --------------------------------------------------------------------------------
 
 SharedBlackboard& World::create_shared(std::string name) {
+    refuse_in_parallel_phase("World::create_shared()");
     if (closing_) throw UsageError("World::create_shared(): the world is being destroyed");
     if (shared(name)) throw UsageError("World::create_shared(): a shared blackboard '" + name + "' exists already");
     SharedEntry entry;
@@ -239,6 +246,7 @@ void World::route(std::size_t shared_index, KeyId key) {
 // ---- agents ----------------------------------------------------------------------------------------------
 
 AgentHandle World::spawn(Tree tree, SpawnOptions options) {
+    refuse_in_parallel_phase("World::spawn()");
     if (closing_) throw UsageError("World::spawn(): the world is being destroyed");
     if (!tree) throw UsageError("World::spawn(): the tree is empty");
     if (options.tick_interval < 1) throw UsageError("World::spawn(): tick_interval must be >= 1");
@@ -298,6 +306,7 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
 }
 
 bool World::despawn(AgentHandle h) {
+    refuse_in_parallel_phase("World::despawn()");
     if (!valid(h)) return false;
     if (input_observer_) input_observer_->on_despawn(h);
     --live_;
@@ -377,6 +386,7 @@ void World::free_deferred() {
 }
 
 bool World::set_tick_interval(AgentHandle h, std::uint32_t interval) {
+    refuse_in_parallel_phase("World::set_tick_interval()");
     if (interval < 1) throw UsageError("World::set_tick_interval(): the interval must be >= 1");
     if (!valid(h)) return false;
     if (input_observer_) input_observer_->on_tick_interval(h, interval);
@@ -399,6 +409,7 @@ AgentHandle World::handle_of(std::uint32_t index) const noexcept {
 }
 
 bool World::resume(const ResumeHandle& handle, Status status) {
+    refuse_in_parallel_phase("World::resume()");
     if (status != Status::Success && status != Status::Failure)
         throw UsageError(std::string("World::resume() needs Success or Failure, got ") + to_string(status));
     Agent* a = agent(handle.agent);
@@ -410,6 +421,7 @@ bool World::resume(const ResumeHandle& handle, Status status) {
 }
 
 bool World::abort(AgentHandle h) {
+    refuse_in_parallel_phase("World::abort()");
     Agent* a = agent(h);
     if (!a) return false;
     a->abort();  // the input observer hears it through on_agent_abort
@@ -494,6 +506,7 @@ void World::attach_forwarders() {
 }
 
 bool World::set_listener(AgentHandle h, TraceListener* listener) {
+    refuse_in_parallel_phase("World::set_listener()");
     if (!valid(h)) return false;
     Slot& s = slot(h.index);
     s.forwarder.own = listener;  // a joining agent takes it when it joins
@@ -506,6 +519,14 @@ TraceListener* World::listener(AgentHandle h) const noexcept {
 }
 
 void World::on_agent_wake(std::uint32_t index) {
+    if (parallel_phase_) {
+        // From a tick of the parallel phase: the agent woke itself (its slot is awake and is put to
+        // sleep or not after the phase), or a tick broke the threading rule by writing to another
+        // agent; that wake is kept for after the phase, where it changes the shared awake set.
+        detail::ParallelTick* tick = detail::parallel_tick();
+        if (tick && tick->slot != index) tick->buffer->wakes.push_back(index);
+        return;
+    }
     if (index < slot_count_ && slot(index).state == State::Live) set_awake(index);
 }
 
@@ -537,6 +558,13 @@ std::uint32_t World::next_awake_far(std::uint32_t from, std::uint32_t end) const
 }
 
 void World::step_slot(std::uint32_t index, FrameMetrics& m) {
+    tick_slot(index, m);
+    const Slot& s = slot(index);
+    if (s.state == State::Live && s.agent->has_pending_work()) return;  // the common case: it stays awake
+    schedule_after_step(index);
+}
+
+void World::tick_slot(std::uint32_t index, FrameMetrics& m) {
     // Slots never move and agents are freed only when no callback runs (at the end of the frame):
     // `s` and `a` stay valid through the tick, even if the agent despawns itself or spawns others.
     Slot& s = slot(index);
@@ -554,8 +582,6 @@ void World::step_slot(std::uint32_t index, FrameMetrics& m) {
     m.guards_evaluated += stats.guards_evaluated - guards;
     m.events_handled += stats.nodes_visited - visited;
     m.timers_fired += stats.timers_fired - timers;
-    if (s.state == State::Live && a.has_pending_work()) return;  // the common case: it stays awake
-    schedule_after_step(index);
 }
 
 void World::schedule_after_step(std::uint32_t index) {
@@ -659,7 +685,8 @@ FrameMetrics World::step(Duration dt) {
     const std::uint32_t count = slot_count_;  // agents joining during the frame are not stepped in it
     const std::uint32_t start = budget_ ? std::min(cursor_, count) : 0;
     bool stopped_early = false;
-    for (int pass = 0; pass < 2 && !stopped_early; ++pass) {
+    if (threads_ > 1) stopped_early = step_in_parallel(m, count, start);
+    for (int pass = 0; pass < 2 && !stopped_early && threads_ == 1; ++pass) {  // (one thread: choose and step together)
         const std::uint32_t from = pass == 0 ? start : 0;
         const std::uint32_t to = pass == 0 ? count : start;
         for (std::uint32_t i = next_awake(from, to); i < to; i = next_awake(i + 1, to)) {
@@ -691,6 +718,53 @@ FrameMetrics World::step(Duration dt) {
     m.wall_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall_start);
     if (input_observer_) input_observer_->on_step_end(m);
     return m;
+}
+
+bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t start) {
+    ParallelState& p = *parallel_;
+    // 1. Choose (calling thread): the agents the serial loop would step, in its order. No tick has run
+    //    yet, and a tick that follows the threading rule cannot change which ones those are.
+    p.step_list.clear();
+    bool stopped_early = false;
+    for (int pass = 0; pass < 2 && !stopped_early; ++pass) {
+        const std::uint32_t from = pass == 0 ? start : 0;
+        const std::uint32_t to = pass == 0 ? count : start;
+        for (std::uint32_t i = next_awake(from, to); i < to; i = next_awake(i + 1, to)) {
+            if (slot(i).state != State::Live) {
+                clear_awake(i);
+                continue;
+            }
+            if (!lod_frame(i)) continue;  // LOD: not its frame
+            if (budget_ && p.step_list.size() >= budget_) {
+                cursor_ = i;
+                stopped_early = true;
+                break;
+            }
+            p.step_list.push_back(i);
+        }
+    }
+    if (p.step_list.empty()) return stopped_early;
+    // 2. Tick them (parallel_phase.cpp). A UsageError out of a tick (game code misused an agent:
+    //    see "misuse" in docs/world.md) ends the phase; what was ticked is still applied below.
+    std::exception_ptr error;
+    try {
+        tick_in_parallel(m);
+    } catch (...) {
+        error = std::current_exception();
+    }
+    // 3. Apply (calling thread, slot order) what the ticks left for the world: wakes of other agents
+    //    (a world breaking the rule), sleep and timers (as step_slot does after each tick), then the
+    //    shared blackboard writes.
+    for (const detail::ParallelBuffer& buffer : p.buffers)
+        for (const std::uint32_t woken : buffer.wakes) on_agent_wake(woken);
+    for (const std::uint32_t i : p.step_list) {
+        const Slot& s = slot(i);
+        if (s.state == State::Live && s.agent->has_pending_work()) continue;  // it stays awake
+        schedule_after_step(i);
+    }
+    apply_deferred_writes();
+    if (error) std::rethrow_exception(error);
+    return stopped_early;
 }
 
 void World::finish_frame() {

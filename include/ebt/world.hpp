@@ -35,7 +35,14 @@
 // (World::agent) stays valid until that agent is freed. Destroying the world makes every handle
 // stale before the agents' onTerminate callbacks run, and refuses spawns from them. See docs/world.md.
 //
-// Thread-safety: none; one thread steps a world.
+// Thread-safety: one thread calls the world. With set_threads(n > 1) (WorldOptions::threads), step()
+// ticks the frame's agents on n threads (oneTBB), with the same result as with one thread for every
+// world whose actions follow the threading rule (docs/world.md, "Threads"): during that phase an
+// agent's tick touches only its own agent and game data of its own; shared blackboard writes are
+// buffered and applied after the phase in slot order; the World's functions that reach other agents
+// or the world's state (spawn, despawn, resume, abort, another agent's agent()/at(), ...) are refused
+// with UsageError. ChangeBus slots and world listeners are never called from two threads at once:
+// a frame with either runs its phase on the thread that called step().
 #pragma once
 
 #include <ebt/agent.hpp>
@@ -52,6 +59,7 @@
 namespace ebt {
 
 struct WorldTestAccess;
+struct WorldParallelTestAccess;
 
 /// Receives the trace events of every agent of a World (World::add_listener), with the agent's handle
 /// and the agent, whose tree names the node: `agent.tree().path(event.node)`. Called synchronously
@@ -139,9 +147,17 @@ public:
     virtual void after_publish() {}
 };
 
+/// How a World is set up (World(WorldOptions)).
+struct WorldOptions {
+    /// Threads that tick a frame's agents (World::set_threads): 1 (the default) steps them on the
+    /// calling thread, with no task arena and no buffering.
+    std::uint32_t threads = 1;
+};
+
 class World : private detail::AgentHost {
 public:
     World();
+    explicit World(WorldOptions options);
     ~World();
     World(const World&) = delete;
     World& operator=(const World&) = delete;
@@ -157,8 +173,10 @@ public:
     bool alive(AgentHandle handle) const noexcept;
     /// The agent, or nullptr for a stale handle or an agent spawned during the current frame. The
     /// pointer stays valid until the agent is freed (other spawns and despawns do not move it).
-    Agent* agent(AgentHandle handle) noexcept;
-    const Agent* agent(AgentHandle handle) const noexcept;
+    /// During the parallel phase of a frame stepped on several threads, asking for an agent other
+    /// than the one whose tick is calling is refused (UsageError; see set_threads).
+    Agent* agent(AgentHandle handle);
+    const Agent* agent(AgentHandle handle) const;
     /// Like agent(), but throws UsageError naming the handle when it is stale.
     Agent& at(AgentHandle handle);
 
@@ -204,9 +222,22 @@ public:
     /// stepped first in the following frames (round robin from where the last frame stopped), so
     /// none starves; their dt accumulates meanwhile.
     void set_agent_budget(std::uint32_t agents) {
+        refuse_in_parallel_phase("World::set_agent_budget()");
         if (input_observer_) input_observer_->on_agent_budget(agents);
         budget_ = agents;
     }
+
+    /// Ticks each frame's agents on `threads` threads (>= 1; at most 256) of a oneTBB task arena the
+    /// world owns. 1 keeps the single-threaded step (no arena, nothing buffered). With more, a frame
+    /// chooses its agents in slot order as with one thread, ticks them in parallel (the parallel
+    /// phase), then, in slot order on the calling thread, puts them to sleep or arms their timers
+    /// and applies their shared blackboard writes. The result (traces, state hash, FrameMetrics
+    /// counters) is the same at every thread count for a world that follows the threading rule
+    /// (docs/world.md, "Threads"). Throws UsageError for 0, more than 256, and from inside a frame.
+    void set_threads(std::uint32_t threads);
+    std::uint32_t threads() const noexcept { return threads_; }
+    /// True while the agents of this frame are being ticked on several threads.
+    bool in_parallel_phase() const noexcept { return parallel_phase_; }
 
     /// The input observer (see WorldInputObserver), or nullptr for none. Changing it from inside a
     /// frame's callbacks is refused (UsageError).
@@ -255,6 +286,9 @@ public:
 private:
     friend struct WorldTestAccess;  // tests/world_test.cpp: sets a slot's generation near its end
     void set_generation_for_test(std::uint32_t index, std::uint32_t generation);
+    friend struct WorldParallelTestAccess;  // tests/world_parallel_test.cpp: small frames in parallel
+    /// Agents per task, and frames of fewer than 2 * grain agents tick on the calling thread (after set_threads).
+    void set_parallel_grain_for_test(std::uint32_t grain);
 
     struct Slot;
     struct Forwarder;
@@ -276,6 +310,20 @@ private:
     void on_agent_resume(std::uint32_t slot, const ResumeHandle& handle, Status status, bool accepted) override;
     void on_agent_restart(std::uint32_t slot) override;
     void step_slot(std::uint32_t slot, FrameMetrics& m);
+    void tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick; the rest is schedule_after_step
+    // Parallel stepping (engine/world/parallel_phase.cpp): the task arena and per-thread buffers.
+    struct ParallelState;
+    /// With threads_ > 1: chooses this frame's agents like the serial loop, ticks them in the
+    /// parallel phase, then applies what they left for the world in slot order. Returns whether the
+    /// budget stopped the choice early.
+    bool step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t start);
+    void tick_in_parallel(FrameMetrics& m);  // the parallel phase over ParallelState::step_list
+    void apply_deferred_writes();            // the phase's shared blackboard writes, in slot order
+    /// UsageError naming `who` while the agents of a frame are ticked on several threads.
+    void refuse_in_parallel_phase(const char* who) const {
+        if (parallel_phase_) refuse_parallel(who);
+    }
+    [[noreturn]] void refuse_parallel(const char* who) const;
     void schedule_after_step(std::uint32_t slot);       // after a tick: sleep, and arm the agent's deadline
     void arm_timer(std::uint32_t slot, TimePoint due);  // gives the slot its (one) live heap entry
     void disarm_timer(Slot& s) noexcept;                // its entry, if any, goes stale
@@ -373,6 +421,9 @@ private:
     void attach_forwarders();  // after listeners_ changed: each agent's listener is its forwarder or its own
     bool in_step_ = false;
     bool closing_ = false;       // in ~World: spawns are refused
+    bool parallel_phase_ = false;  // agents are being ticked on several threads (set_threads)
+    std::uint32_t threads_ = 1;
+    std::unique_ptr<ParallelState> parallel_;  // with threads_ > 1
 };
 
 }  // namespace ebt

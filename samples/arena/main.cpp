@@ -7,7 +7,7 @@
 // which is the same in polling and event mode for the same seed.
 //
 //   ebt_arena [--agents N] [--seconds S] [--hz H] [--seed N] [--mode poll|event] [--lod on|off]
-//             [--realtime] [--trace N] [--svg FILE] [--view N] [--dot FILE]
+//             [--realtime] [--trace N] [--svg FILE] [--view N] [--dot FILE] [--threads N]
 //             [--log FILE [--log-agents N,M,...]] [--record FILE]
 //             [--inspect PORT [--inspect-address ADDR] [--inspect-token TOKEN] [--inspect-read-only]]
 #include "arena_scenario.hpp"
@@ -54,6 +54,8 @@ void usage(std::FILE* out, const char* argv0) {
                  "  --lod on|off     AI level of detail: guards far from every intruder tick every 4th frame\n"
                  "                   (default off)\n"
                  "  --realtime       sleep to the frame rate instead of running as fast as possible\n"
+                 "  --threads N      tick the guards on N threads (World::set_threads; default 1): the run and\n"
+                 "                   its state hash are the same at every N\n"
                  "  --trace N        print guard N's lifecycle trace, one line per frame: frame node-label:event\n"
                  "                   (frames where it only updates its running action are left out)\n"
                  "  --svg FILE       write an SVG picture of the arena at the end\n"
@@ -197,6 +199,8 @@ int main(int argc, char** argv) {
             seconds_given = true;
         } else if (opt == "--hz") {
             config.hz = parse_real(argv0, "--hz", value(), 0.1, 10'000);
+        } else if (opt == "--threads") {
+            config.threads = static_cast<std::uint32_t>(parse_int(argv0, "--threads", value(), 1, 256));
         } else if (opt == "--seed") {
             config.seed = static_cast<std::uint64_t>(parse_int(argv0, "--seed", value(), 0, 9'000'000'000'000'000'000LL));
         } else if (opt == "--mode") {
@@ -367,10 +371,11 @@ int main(int argc, char** argv) {
         std::snprintf(length, sizeof length, "%.6g s at %g Hz (%llu frames)", sim_seconds, config.hz,
                       static_cast<unsigned long long>(frames));
     std::printf("ebt %s arena: %d guards in %d squads, %d intruders, %s, seed %llu, "
-                "%s mode, LOD %s%s\n",
+                "%s mode, LOD %s%s%s\n",
                 version_string(), config.agents, arena.squads(), arena.intruders(), length,
                 static_cast<unsigned long long>(config.seed),
                 config.mode == Mode::Polling ? "poll" : "event", config.lod ? "on" : "off",
+                config.threads > 1 ? (", " + std::to_string(config.threads) + " threads").c_str() : "",
                 realtime ? ", real time" : "");
     std::printf("arena %.0f x %.0f units; world set up in %.1f ms\n", arena.width(), arena.height(), setup_ms);
     if (inspector)

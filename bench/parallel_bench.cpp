@@ -1,0 +1,167 @@
+// Parallel stepping (World::set_threads): the real time of World::step at 1 and 2 threads (and any
+// count in EBT_PARALLEL_BENCH_THREADS, e.g. "1,2,4") for the sweep's guard_a, guard_b and wide_64
+// worlds and the arena, at 10,000, 100,000 and 1,000,000 agents (EBT_PARALLEL_BENCH_MAX_AGENTS=N
+// leaves out the bigger ones). Names: "parallel/guard_a/agents:100000/threads:2".
+//
+// Each world is built once per scenario and size and stepped at every thread count in turn
+// (set_threads between frames). The time measured is World::step alone, on a wall clock (manual
+// time: the game's own work between frames, the arena's perception or guard_b's movement system,
+// is left out). Counters: agents_stepped per frame. The speed-up is the ratio of the times at 1 and
+// N threads in the same run (docs/benchmarks.md, "Parallel stepping").
+//
+// guard_b's Patrol is a latent move as in the sweep (resumed 30-50 frames later), but its actions
+// follow the threading rule: a move is noted in the agent's own record (its user pointer), and
+// the game finds the moves that end in this frame by a scan between frames (outside the time).
+#include "arena_scenario.hpp"
+#include "bench_scenarios.hpp"
+#include "guard_scenario.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace sc = ebt::scenarios;
+using namespace std::chrono_literals;
+
+enum class Scenario { GuardA, GuardB, Wide64, Arena };
+
+/// One agent's pending latent move (guard_b): written only by its own agent's Patrol.
+struct Move {
+    ebt::ResumeHandle handle;
+    std::uint64_t due_frame = 0;
+    bool pending = false;
+};
+
+/// A world of one scenario and size, kept while the benchmarks of its thread counts run.
+struct Population {
+    Scenario scenario;
+    std::size_t agents;
+    ebt::Registry registry;
+    ebt::Tree tree;
+    std::unique_ptr<ebt::World> world;
+    std::vector<Move> moves;             // guard_b
+    std::unique_ptr<sc::Arena> arena;    // the arena brings its own world
+    std::uint64_t frame = 0;
+
+    Population(Scenario s, std::size_t n) : scenario(s), agents(n) {
+        if (s == Scenario::Arena) {
+            sc::ArenaConfig config;
+            config.agents = static_cast<int>(n);
+            arena = std::make_unique<sc::Arena>(config);
+        } else {
+            world = std::make_unique<ebt::World>();
+            if (s == Scenario::GuardB) {
+                sc::register_fight_actions(registry);
+                registry.add_latent_action("Patrol", [](ebt::ActionContext& ctx, const ebt::ResumeHandle& handle) {
+                    Move& move = ctx.user<Move>();
+                    move.handle = handle;
+                    move.due_frame = ctx.tick() + 30 + (ctx.agent_handle().index * 7 + ctx.tick()) % 21;
+                    move.pending = true;
+                });
+                tree = sc::guard_tree(registry);
+                moves.resize(n);
+            } else {
+                sc::register_guard_actions(registry);
+                tree = s == Scenario::Wide64 ? sc::wide_guard_tree(registry, 64) : sc::guard_tree(registry);
+            }
+            for (std::size_t i = 0; i < n; ++i) {
+                ebt::SpawnOptions options{.seed = i};
+                if (s == Scenario::GuardB) options.user = &moves[i];
+                world->spawn(tree, std::move(options));
+            }
+        }
+        frame_time();  // the first frame enters the trees
+        frame_time();
+    }
+
+    ebt::World& the_world() { return arena ? arena->world() : *world; }
+
+    /// One frame; returns World::step's wall time and its metrics.
+    ebt::FrameMetrics frame_time() {
+        ebt::FrameMetrics m;
+        if (arena) {
+            m = arena->step().ai;
+        } else {
+            if (scenario == Scenario::GuardB) {
+                for (Move& move : moves) {
+                    if (move.pending && move.due_frame <= frame) {
+                        move.pending = false;
+                        world->resume(move.handle, ebt::Status::Success);
+                    }
+                }
+            }
+            m = world->step(50ms);
+        }
+        ++frame;
+        return m;
+    }
+};
+
+std::unique_ptr<Population>& current() {
+    static std::unique_ptr<Population> population;
+    return population;
+}
+
+Population& population(Scenario s, std::size_t n) {
+    auto& p = current();
+    if (!p || p->scenario != s || p->agents != n) {
+        p.reset();  // one world at a time: the 1M-agent worlds take gigabytes
+        p = std::make_unique<Population>(s, n);
+    }
+    return *p;
+}
+
+void run(benchmark::State& state, Scenario s, std::size_t n, std::uint32_t threads) {
+    Population& p = population(s, n);
+    p.the_world().set_threads(threads);
+    p.frame_time();  // warm-up at this thread count (the task arena's threads start)
+    double stepped = 0;
+    for (auto _ : state) {
+        const ebt::FrameMetrics m = p.frame_time();
+        state.SetIterationTime(std::chrono::duration<double>(m.wall_time).count());
+        stepped += m.agents_stepped;
+    }
+    state.counters["agents_stepped"] = benchmark::Counter(stepped / static_cast<double>(state.iterations()));
+}
+
+std::vector<std::uint32_t> thread_counts() {
+    std::vector<std::uint32_t> counts;
+    const char* v = std::getenv("EBT_PARALLEL_BENCH_THREADS");
+    std::string text = v ? v : "1,2";
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t comma = text.find(',', at);
+        counts.push_back(static_cast<std::uint32_t>(std::stoul(text.substr(at, comma - at))));
+        at = comma == std::string::npos ? text.size() : comma + 1;
+    }
+    return counts;
+}
+
+std::size_t max_agents() {
+    const char* v = std::getenv("EBT_PARALLEL_BENCH_MAX_AGENTS");
+    return v ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : 1'000'000;
+}
+
+const bool registered = [] {
+    const std::pair<const char*, Scenario> scenarios[] = {
+        {"guard_a", Scenario::GuardA}, {"guard_b", Scenario::GuardB}, {"wide_64", Scenario::Wide64}, {"arena", Scenario::Arena}};
+    for (const auto& [name, s] : scenarios) {
+        for (const std::size_t n : {std::size_t{10'000}, std::size_t{100'000}, std::size_t{1'000'000}}) {
+            if (n > max_agents()) continue;
+            for (const std::uint32_t threads : thread_counts()) {
+                const std::string label = std::string("parallel/") + name + "/agents:" + std::to_string(n) + "/threads:" + std::to_string(threads);
+                benchmark::RegisterBenchmark(label.c_str(), [s = s, n, threads](benchmark::State& state) { run(state, s, n, threads); })
+                    ->UseManualTime()
+                    ->Unit(benchmark::kMillisecond);
+            }
+        }
+    }
+    return true;
+}();
+
+}  // namespace

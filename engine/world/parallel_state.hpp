@@ -1,0 +1,85 @@
+// World::ParallelState: the oneTBB task arena and the per-thread buffers of a World that steps its
+// agents on several threads (World::set_threads > 1). Owned by the World (created by set_threads,
+// dropped when it goes back to 1); used only by World::step_in_parallel (parallel_phase.cpp) and
+// by the deferred shared writes of the ticks it runs.
+#pragma once
+
+#include "world/parallel_tick.hpp"
+
+#include <ebt/value_type.hpp>
+#include <ebt/world.hpp>
+
+#include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/task_arena.h>
+
+#include <atomic>
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+namespace ebt::detail {
+
+/// A write to a shared blackboard made during the parallel phase: applied after it, ordered by the
+/// writer's place in the step list, then by the order in which the writer made its writes.
+struct DeferredSharedWrite {
+    std::uint32_t position;  // the writing agent's place in the frame's step list
+    std::uint32_t sequence;  // the write's number in its thread's buffer (in call order)
+    SharedBlackboard* blackboard;
+    KeyId key;
+    const struct ParallelBuffer* buffer;  // where the value is: its boxed[index], or bytes from bytes[index]
+    bool boxed;
+    std::size_t index;
+};
+
+/// One thread's buffers for one frame, reused frame to frame (cleared, capacity kept). Padded to a
+/// cache line so that two threads' counters never share one.
+struct alignas(64) ParallelBuffer {
+    FrameMetrics metrics;                      // counters of the agents this thread ticked
+    std::vector<DeferredSharedWrite> writes;
+    std::vector<std::byte> bytes;              // values of trivially copyable types
+    std::vector<Value> boxed;                  // other values (std::string, user types): allocate
+    std::vector<std::uint32_t> wakes;          // other agents woken (only a world breaking the rule)
+    void clear() {
+        metrics = FrameMetrics{};
+        writes.clear();
+        bytes.clear();
+        boxed.clear();
+        wakes.clear();
+    }
+};
+
+}  // namespace ebt::detail
+
+namespace ebt {
+
+struct World::ParallelState {
+    explicit ParallelState(std::uint32_t threads);
+    /// A task of the parallel phase: ticks step_list[begin, end) of `world` on the calling thread,
+    /// into that thread's buffer.
+    void tick_block(World& world, std::size_t begin, std::size_t end);
+    /// The body of the phase's tbb::parallel_for: forwards each block to tick_block. (Named, not a
+    /// lambda, so that .ci/tsan_tbb.supp can name it: TBB copies it between threads inside its task
+    /// objects, out of ThreadSanitizer's sight.)
+    struct TickTask {
+        ParallelState* state;
+        World* world;
+        template <class Range> void operator()(const Range& range) const { state->tick_block(*world, range.begin(), range.end()); }
+    };
+    // oneTBB runs at most one thread per core unless told otherwise: asking for more threads than
+    // cores raises that limit while this world has them (a process-wide setting: with several
+    // such worlds, the smallest of their counts holds; docs/world.md, "Threads").
+    std::unique_ptr<tbb::global_control> allow_threads;
+    tbb::task_arena arena;
+    std::vector<detail::ParallelBuffer> buffers;  // one per thread of the arena
+    std::size_t grain;                            // agents per task
+    std::size_t inline_below;                     // frames stepping fewer agents tick on the calling thread
+    std::vector<std::uint32_t> step_list;         // this frame's agents, in slot order
+    std::vector<detail::DeferredSharedWrite> merged;  // every thread's writes, sorted for applying
+    // ThreadSanitizer cannot see the synchronization inside a oneTBB built without it: the phase
+    // publishes its inputs with a release store that each block acquires, and each block publishes
+    // its buffers with a release increment that the calling thread acquires after the phase.
+    std::atomic<std::uint64_t> phase{0};          // phases started
+    std::atomic<std::uint64_t> blocks_done{0};
+};
+
+}  // namespace ebt

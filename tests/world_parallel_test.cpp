@@ -1,0 +1,449 @@
+// Parallel stepping (World::set_threads; docs/world.md, "Threads"): the same world gives the same
+// answer at 1, 2, 4 and 8 threads and in polling mode (every agent's trace, the state hash after
+// every frame, the FrameMetrics counters), for random worlds and for the arena; a world breaking the
+// threading rule gets the documented UsageError; the bus's slots and the world's listeners are called
+// on the thread that called step().
+//
+// EBT_PARALLEL_THREADS (e.g. 4, as the ThreadSanitizer step of .ci/run sets) adds a thread count to
+// the ones every case runs.
+#include "support/trace_recorder.hpp"
+
+#include "arena_scenario.hpp"
+
+#include <ebt/signals.hpp>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace ebt;
+using namespace std::chrono_literals;
+
+struct ebt::WorldParallelTestAccess {
+    /// Small worlds tick in parallel too: `grain` agents per task.
+    static void set_grain(World& world, std::uint32_t grain) { world.set_parallel_grain_for_test(grain); }
+};
+
+namespace {
+
+std::vector<std::uint32_t> thread_counts() {
+    std::vector<std::uint32_t> counts{1, 2, 4, 8};
+    if (const char* extra = std::getenv("EBT_PARALLEL_THREADS")) {
+        const auto n = static_cast<std::uint32_t>(std::strtoul(extra, nullptr, 10));
+        if (n >= 1 && std::find(counts.begin(), counts.end(), n) == counts.end()) counts.push_back(n);
+    }
+    return counts;
+}
+
+std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+    std::uint64_t z = a * 0x9E3779B97F4A7C15ull + b * 0xBF58476D1CE4E5B9ull + c * 0x94D049BB133111EBull + 0x632BE59BD9B4E019ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/// One NPC of a random world: what its actions decide from, and its suspended runs (resumed by the
+/// game between frames). Only its own agent's actions touch it.
+struct Npc {
+    std::uint64_t seed = 0;
+    std::vector<ResumeHandle> suspended;
+    test::TraceRecorder trace;  // the agent's own listener
+};
+
+/// The actions of the random worlds; each follows the threading rule (its own NPC, its own keys, the
+/// shared keys through its ports).
+const Registry& random_registry() {
+    static const Registry registry = [] {
+        Registry r;
+        ActionSpec work;
+        work.ports = {port<bool>("team.flag"), port<int>("team.count")};
+        work.update = [](ActionContext& ctx) {
+            Npc& npc = ctx.user<Npc>();
+            const std::uint64_t x = mix(npc.seed, ctx.tick(), ctx.node());
+            if (x % 5 == 0) ctx.blackboard().set(std::string("k") + std::to_string((x >> 8) % 3), ((x >> 12) & 1) != 0);
+            if (x % 7 == 0) ctx.out("team.flag", ((x >> 16) & 1) != 0);
+            if (x % 3 == 0) ctx.out("team.count", static_cast<int>((x >> 20) % 50) + ctx.in<int>("team.count") % 7);
+            switch ((x >> 24) % 4) {
+            case 0: return Status::Success;
+            case 1: return Status::Failure;
+            default: return Status::Running;
+            }
+        };
+        r.add_action("Work", work);
+        r.add_latent_action("Latent", [](ActionContext& ctx, const ResumeHandle& handle) { ctx.user<Npc>().suspended.push_back(handle); });
+        return r;
+    }();
+    return registry;
+}
+
+void random_node(TreeBuilder& b, std::uint64_t seed, std::uint64_t& draw, int depth) {
+    const std::uint64_t x = mix(seed, ++draw, 17);
+    const char* keys[] = {"k0", "k1", "k2", "team.flag"};
+    if (depth >= 3 || x % 3 == 0) {
+        switch ((x >> 4) % 5) {
+        case 0: b.action("Latent"); break;
+        case 1: b.check(keys[(x >> 8) % 4], ((x >> 10) & 1) != 0); break;
+        case 2: b.wait(std::chrono::milliseconds(50 * (1 + (x >> 12) % 4))); break;
+        default: b.action("Work"); break;
+        }
+        return;
+    }
+    const int children = 1 + static_cast<int>((x >> 16) % 3);
+    switch ((x >> 4) % 7) {
+    case 0: b.sequence(); break;
+    case 1: b.selector(); break;
+    case 2: b.reactive_sequence(); break;
+    case 3: b.parallel(Policy::RequireOne, Policy::RequireAll); break;
+    case 4: b.inverter(); random_node(b, seed, draw, depth + 1); b.back(); return;
+    case 5: b.timeout(std::chrono::milliseconds(100 * (1 + (x >> 20) % 5))); random_node(b, seed, draw, depth + 1); b.back(); return;
+    default:
+        // A guarded branch before a fallback: the guard reads a key written by the game or an action.
+        b.active_selector().sequence().check(keys[(x >> 8) % 4], true);
+        random_node(b, seed, draw, depth + 1);
+        b.back();
+        random_node(b, seed, draw, depth + 1);
+        b.back();
+        return;
+    }
+    for (int c = 0; c < children; ++c) random_node(b, seed, draw, depth + 1);
+    b.back();
+}
+
+Tree random_tree(std::uint64_t seed) {
+    TreeBuilder b("random-" + std::to_string(seed), random_registry());
+    b.key<bool>("k0").key<bool>("k1").key<bool>("k2").shared_key<bool>("team", "flag").shared_key<int>("team", "count");
+    std::uint64_t draw = 0;
+    b.selector();
+    random_node(b, seed, draw, 1);
+    b.action("Work");
+    b.back();
+    return b.end();
+}
+
+/// An agent's lifecycle events and errors, each with its frame.
+std::string lifecycle(const test::TraceRecorder& recorder) {
+    std::string out;
+    for (const auto& entry : recorder.entries) {
+        if (!entry.event.is_lifecycle() && entry.event.kind != TraceKind::Error) continue;
+        out += std::to_string(entry.event.tick) + ":" + test::TraceRecorder::render(entry.event) + " ";
+    }
+    return out;
+}
+
+/// What a run of a world must reproduce at every thread count.
+struct Outcome {
+    std::vector<std::uint64_t> hashes;   // state_hash() after every frame
+    std::vector<std::string> traces;     // each NPC's lifecycle trace
+    std::uint64_t stepped = 0, updated = 0, guards = 0, events = 0, timers = 0;
+};
+
+/// A random world: `agents` agents of 3 random trees on 2 teams; between frames the game writes
+/// keys, resumes suspended runs, despawns and spawns, all from the seed.
+Outcome run_random_world(std::uint64_t seed, Mode mode, std::uint32_t threads, int agents, int frames) {
+    World world(WorldOptions{.threads = threads});
+    if (threads > 1) WorldParallelTestAccess::set_grain(world, 4);
+    SharedBlackboard* teams[2] = {&world.create_shared("red"), &world.create_shared("blue")};
+    const Tree trees[3] = {random_tree(seed * 3), random_tree(seed * 3 + 1), random_tree(seed * 3 + 2)};
+    std::vector<std::unique_ptr<Npc>> npcs;
+    std::vector<AgentHandle> handles;
+    const auto spawn = [&](std::size_t i) {
+        npcs[i] = std::make_unique<Npc>();
+        npcs[i]->seed = mix(seed, i, 99);
+        handles[i] = world.spawn(trees[i % 3], {.mode = mode,
+                                                .seed = npcs[i]->seed,
+                                                .listener = &npcs[i]->trace,
+                                                .user = npcs[i].get(),
+                                                .tick_interval = i % 5 == 0 ? 2u : 1u,
+                                                .shared = {{"team", teams[i % 2]}}});
+    };
+    npcs.resize(static_cast<std::size_t>(agents));
+    handles.resize(static_cast<std::size_t>(agents));
+    for (std::size_t i = 0; i < npcs.size(); ++i) spawn(i);
+    Outcome out;
+    std::vector<std::string> finished;  // traces of despawned NPCs
+    for (int f = 0; f < frames; ++f) {
+        for (std::size_t i = 0; i < npcs.size(); ++i) {
+            const std::uint64_t x = mix(seed, static_cast<std::uint64_t>(f), i);
+            Npc& npc = *npcs[i];
+            if (x % 3 == 0) world.at(handles[i]).blackboard().set(std::string("k") + std::to_string((x >> 4) % 3), ((x >> 8) & 1) != 0);
+            if (!npc.suspended.empty() && (x >> 12) % 4 == 0) {
+                world.resume(npc.suspended.front(), ((x >> 16) & 1) ? Status::Success : Status::Failure);
+                npc.suspended.erase(npc.suspended.begin());
+            }
+            if ((x >> 20) % 97 == 0) {
+                CHECK(world.despawn(handles[i]));
+                finished.push_back(std::to_string(i) + ": " + lifecycle(npcs[i]->trace));
+                spawn(i);
+            }
+        }
+        if (f % 4 == 0) teams[f % 8 == 0 ? 0 : 1]->set("flag", f % 8 == 0);
+        const FrameMetrics m = world.step(50ms);
+        out.stepped += m.agents_stepped;
+        out.updated += m.behaviors_updated;
+        out.guards += m.guards_evaluated;
+        out.events += m.events_handled;
+        out.timers += m.timers_fired;
+        out.hashes.push_back(world.state_hash());
+    }
+    out.traces = finished;
+    for (std::size_t i = 0; i < npcs.size(); ++i) out.traces.push_back(std::to_string(i) + ": " + lifecycle(npcs[i]->trace));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("world parallel: random worlds give the same traces, hashes and metrics at 1, 2, 4 and 8 threads, in both modes") {
+    const int seeds = 8;
+    for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+        CAPTURE(seed);
+        const Outcome polling = run_random_world(seed, Mode::Polling, 1, 48, 30);
+        const Outcome event = run_random_world(seed, Mode::Event, 1, 48, 30);
+        REQUIRE(event.hashes == polling.hashes);  // the modes agree (docs/world.md, "Determinism")
+        REQUIRE(event.traces == polling.traces);
+        for (const std::uint32_t threads : thread_counts()) {
+            CAPTURE(threads);
+            for (const Mode mode : {Mode::Polling, Mode::Event}) {
+                CAPTURE(mode == Mode::Event);
+                const Outcome& one = mode == Mode::Event ? event : polling;
+                const Outcome many = run_random_world(seed, mode, threads, 48, 30);
+                CHECK(many.hashes == one.hashes);
+                CHECK(many.traces == one.traces);
+                CHECK(many.stepped == one.stepped);
+                CHECK(many.updated == one.updated);
+                CHECK(many.guards == one.guards);
+                CHECK(many.events == one.events);
+                CHECK(many.timers == one.timers);
+            }
+        }
+    }
+}
+
+namespace {
+
+/// The arena (samples/arena) at `threads` threads, every guard traced by a listener of its own.
+Outcome run_arena(std::uint64_t seed, Mode mode, bool lod, std::uint32_t threads) {
+    scenarios::ArenaConfig config;
+    config.agents = 240;
+    config.seed = seed;
+    config.mode = mode;
+    config.lod = lod;
+    config.threads = threads;
+    scenarios::Arena arena(config);
+    if (threads > 1) WorldParallelTestAccess::set_grain(arena.world(), 8);
+    std::vector<test::TraceRecorder> traces(static_cast<std::size_t>(config.agents));
+    for (int g = 0; g < config.agents; ++g) arena.world().set_listener(arena.handle(g), &traces[static_cast<std::size_t>(g)]);
+    Outcome out;
+    for (int f = 0; f < 100; ++f) {
+        const FrameMetrics m = arena.step().ai;
+        out.stepped += m.agents_stepped;
+        out.updated += m.behaviors_updated;
+        out.guards += m.guards_evaluated;
+        out.events += m.events_handled;
+        out.timers += m.timers_fired;
+        out.hashes.push_back(arena.hash());
+    }
+    for (const auto& t : traces) out.traces.push_back(lifecycle(t));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("world parallel: the arena gives the same traces, hashes and metrics at 1, 2, 4 and 8 threads, in both modes") {
+    for (std::uint64_t seed = 1; seed <= 2; ++seed) {
+        const bool lod = seed == 2;
+        CAPTURE(seed);
+        const Outcome polling = run_arena(seed, Mode::Polling, lod, 1);
+        const Outcome event = run_arena(seed, Mode::Event, lod, 1);
+        REQUIRE(event.hashes == polling.hashes);
+        REQUIRE(event.traces == polling.traces);
+        CHECK(event.updated > 0);
+        for (const std::uint32_t threads : thread_counts()) {
+            if (threads == 1) continue;
+            CAPTURE(threads);
+            for (const Mode mode : {Mode::Polling, Mode::Event}) {
+                CAPTURE(mode == Mode::Event);
+                const Outcome& one = mode == Mode::Event ? event : polling;
+                const Outcome many = run_arena(seed, mode, lod, threads);
+                CHECK(many.hashes == one.hashes);
+                CHECK(many.traces == one.traces);
+                CHECK(many.stepped == one.stepped);
+                CHECK(many.updated == one.updated);
+                CHECK(many.guards == one.guards);
+                CHECK(many.events == one.events);
+                CHECK(many.timers == one.timers);
+            }
+        }
+    }
+}
+
+namespace {
+
+/// A world of `agents` agents of one tree whose action is `spec`, on `threads` threads (small frames
+/// in parallel too).
+struct OneActionWorld {
+    World world;
+    Tree tree;
+    std::vector<AgentHandle> handles;
+    std::vector<test::TraceRecorder> traces;
+    OneActionWorld(ActionSpec spec, std::uint32_t threads, int agents, SharedBlackboard** team = nullptr)
+        : world(WorldOptions{.threads = threads}), traces(static_cast<std::size_t>(agents)) {
+        if (threads > 1) WorldParallelTestAccess::set_grain(world, 2);
+        static Registry registry;  // (one per test process is enough: the action is given per tree)
+        SharedBlackboard& shared = world.create_shared("team");
+        if (team) *team = &shared;
+        tree = TreeBuilder("one-action", registry).shared_key<int>("team", "last").sequence().action("Act", std::move(spec)).back().end();
+        for (int i = 0; i < agents; ++i)
+            handles.push_back(world.spawn(tree, {.listener = &traces[static_cast<std::size_t>(i)], .shared = {{"team", &shared}}}));
+    }
+};
+
+}  // namespace
+
+TEST_CASE("world parallel: shared blackboard writes are applied after the ticks in slot order: the last agent's write wins") {
+    for (const std::uint32_t threads : thread_counts()) {
+        CAPTURE(threads);
+        ActionSpec spec;
+        spec.ports = {port<int>("team.last")};
+        std::vector<int> seen(16, -1);
+        spec.update = [&seen](ActionContext& ctx) {
+            // Reads the published value (last frame's), writes its own slot number.
+            seen[ctx.agent_handle().index] = ctx.in<int>("team.last");
+            ctx.out("team.last", static_cast<int>(ctx.agent_handle().index) * 10);
+            return Status::Running;
+        };
+        SharedBlackboard* team = nullptr;
+        OneActionWorld w(spec, threads, 16, &team);
+        w.world.step(50ms);
+        CHECK(team->pending<int>("last") == 150);  // agent 15 wrote last
+        CHECK(team->get<int>("last") == 0);                 // published at the next step
+        CHECK(seen == std::vector<int>(16, 0));
+        w.world.step(50ms);
+        CHECK(team->get<int>("last") == 150);
+        CHECK(seen == std::vector<int>(16, 150));
+    }
+}
+
+TEST_CASE("world parallel: an action reaching beyond its agent gets a UsageError, the node fails, the world goes on") {
+    std::vector<std::string> messages;
+    for (const std::string call : {"spawn", "despawn", "resume", "abort", "other agent", "own agent", "set_tick_interval"}) {
+        CAPTURE(call);
+        World* world_ptr = nullptr;
+        std::vector<AgentHandle>* handles = nullptr;
+        ActionSpec spec;
+        spec.update = [&](ActionContext& ctx) {
+            World& world = *world_ptr;
+            const AgentHandle self = ctx.agent_handle();
+            const AgentHandle other{(self.index + 1) % 4, 1};
+            if (call == "spawn") world.spawn(ctx.agent().tree());
+            if (call == "despawn") world.despawn(self);
+            if (call == "resume") world.resume(ResumeHandle{}, Status::Success);
+            if (call == "abort") world.abort(other);
+            if (call == "other agent") world.at(other);
+            if (call == "own agent") CHECK(&world.at(self) == &ctx.agent());
+            if (call == "set_tick_interval") world.set_tick_interval(self, 2);
+            return Status::Running;
+        };
+        OneActionWorld w(spec, 2, 4);
+        world_ptr = &w.world;
+        handles = &w.handles;
+        static_cast<void>(handles);
+        w.world.step(50ms);
+        CHECK(w.world.size() == 4);
+        for (auto& t : w.traces) {
+            if (call == "own agent") {
+                CHECK(t.all(0) == "0:I 1:I 1:U");
+                continue;
+            }
+            CHECK(t.all(0) == "0:I 1:I 1:E 1:U 1:T(Failure) 0:T(Failure)");
+        }
+        if (call != "own agent") {
+            REQUIRE(w.traces[0].entries.at(2).event.kind == TraceKind::Error);
+            const std::string message = w.traces[0].entries[2].message;
+            CHECK(message.find("while the world ticks its agents on 2 threads: an action may touch only its own agent then "
+                               "(docs/world.md, \"Threads\")") != std::string::npos);
+            messages.push_back(message.substr(0, message.find(" while")));
+        }
+        w.world.step(50ms);  // still usable
+    }
+    CHECK(messages == std::vector<std::string>{"World::spawn()", "World::despawn()", "World::resume()", "World::abort()",
+                                               "World::agent() of another agent", "World::set_tick_interval()"});
+}
+
+TEST_CASE("world parallel: ChangeBus slots and world listeners are called on the thread that called step(), in slot order") {
+    for (const std::uint32_t threads : thread_counts()) {
+        CAPTURE(threads);
+        ActionSpec spec;
+        spec.update = [](ActionContext& ctx) {
+            ctx.blackboard().set("mine", static_cast<int>(ctx.tick()) + 1);
+            return Status::Running;
+        };
+        static Registry registry;
+        World world(WorldOptions{.threads = threads});
+        if (threads > 1) WorldParallelTestAccess::set_grain(world, 2);
+        const Tree tree = TreeBuilder("writer", registry).key<int>("mine").sequence().action("Write", spec).back().end();
+        std::vector<AgentHandle> handles;
+        for (int i = 0; i < 32; ++i) handles.push_back(world.spawn(tree));
+        std::vector<std::uint32_t> order;
+        bool other_thread = false;
+        const auto caller = std::this_thread::get_id();
+        // (A slot runs inside the writing agent's tick, under the same rule: it may not ask the world
+        // for other agents then. The agents' addresses are taken before.)
+        std::vector<const Agent*> agents;
+        for (const AgentHandle h : handles) agents.push_back(world.agent(h));
+        boost::signals2::scoped_connection c = world.bus().subscribe([&](const BlackboardChange& change) {
+            other_thread = other_thread || std::this_thread::get_id() != caller;
+            order.push_back(static_cast<std::uint32_t>(std::find(agents.begin(), agents.end(), change.agent) - agents.begin()));
+        });
+        world.step(50ms);  // the bus has a slot
+        CHECK_FALSE(other_thread);
+        std::vector<std::uint32_t> slots(32);
+        for (std::uint32_t i = 0; i < 32; ++i) slots[i] = i;
+        CHECK(order == slots);
+        c.disconnect();
+        struct Listener : WorldListener {
+            std::thread::id caller;
+            bool other_thread = false;
+            int events = 0;
+            void on_event(AgentHandle, const Agent&, const TraceEvent&) override {
+                other_thread = other_thread || std::this_thread::get_id() != caller;
+                ++events;
+            }
+        } listener;
+        listener.caller = caller;
+        world.add_listener(&listener);
+        world.step(50ms);  // a world listener
+        CHECK_FALSE(listener.other_thread);
+        CHECK(listener.events == 32);  // Patrol's update
+        world.remove_listener(&listener);
+    }
+}
+
+TEST_CASE("world parallel: set_threads is refused for 0, more than 256 and during a frame; threads() reports it") {
+    World world;
+    CHECK(world.threads() == 1);
+    CHECK_THROWS_WITH_AS(world.set_threads(0), "World::set_threads(0): the thread count must be 1 to 256", UsageError);
+    CHECK_THROWS_WITH_AS(world.set_threads(257), "World::set_threads(257): the thread count must be 1 to 256", UsageError);
+    static Registry registry;
+    std::string error;
+    ActionSpec spec;
+    spec.update = [&](ActionContext&) {
+        try {
+            world.set_threads(2);
+        } catch (const UsageError& e) {
+            error = e.what();
+        }
+        return Status::Running;
+    };
+    world.spawn(TreeBuilder("t", registry).sequence().action("A", spec).back().end());
+    world.step(50ms);
+    CHECK(error == "World::set_threads() during a frame: change it between frames");
+    world.set_threads(4);
+    CHECK(world.threads() == 4);
+    world.step(50ms);
+    world.set_threads(1);
+    CHECK(world.threads() == 1);
+    world.step(50ms);
+}
