@@ -389,17 +389,23 @@ TEST_CASE("replay: a value that is not one of its type (a bool byte of 32) is re
     CHECK_THROWS_WITH_AS(replay.step(), "rec: byte 50: corrupt: key 'alarm' of type 'bool'", debug::FileFormatError);
 }
 
-TEST_CASE("replay: a tree with a key a recording cannot hold (a std::string) is refused at its first spawn") {
+namespace replay_test {
+/// A game's own enum: its values exist only in the game's program, so a replay cannot read them back.
+enum class Mood : std::uint8_t { Calm, Angry };
+}  // namespace replay_test
+using replay_test::Mood;
+
+TEST_CASE("replay: a tree with a key a recording cannot hold (an enum of the game) is refused at its first spawn") {
     Registry game;
     game.add_action("Act", [](ActionContext&) { return Status::Running; });
     debug::Recorder recorder(game);
-    const Tree tree = TreeBuilder("barker", recorder.registry()).key<std::string>("bark", "alarm").action("Act").end();
+    const Tree tree = TreeBuilder("barker", recorder.registry()).key<Mood>("mood", Mood::Calm).action("Act").end();
     const auto file = temp_file("barker.ebtrec");
     World world;
     recorder.start(world, file);
     CHECK_THROWS_WITH_AS(world.spawn(tree),
-                         "Recorder: tree 'barker' cannot be recorded: its key 'bark' has the type 'std::string', which a "
-                         "recording cannot hold (bool, int, unsigned, long, long long, float, double)",
+                         "Recorder: tree 'barker' cannot be recorded: its key 'mood' has the type 'replay_test::Mood', which a "
+                         "recording cannot hold (bool, int, unsigned, long, long long, float, double, std::string)",
                          UsageError);
     recorder.stop();
     std::filesystem::remove(file);
@@ -613,7 +619,7 @@ TEST_CASE("replay: a spawn the recorder refuses changes nothing: the world's siz
     game.add_action("Act", [](ActionContext&) { return Status::Running; });
     debug::Recorder recorder(game);
     const Tree soldier = TreeBuilder("soldier", recorder.registry()).key<int>("ammo", 2).action("Act").end();
-    const Tree barker = TreeBuilder("barker", recorder.registry()).key<std::string>("bark", "alarm").action("Act").end();
+    const Tree barker = TreeBuilder("barker", recorder.registry()).key<Mood>("mood", Mood::Calm).action("Act").end();
     const auto file = temp_file("refused.ebtrec");
     World world;
     recorder.start(world, file);
@@ -622,8 +628,8 @@ TEST_CASE("replay: a spawn the recorder refuses changes nothing: the world's siz
     const std::uint64_t hash = world.state_hash();
     for (int attempt = 0; attempt < 2; ++attempt) {  // refused every time, not only at the first spawn
         CHECK_THROWS_WITH_AS(world.spawn(barker),
-                             "Recorder: tree 'barker' cannot be recorded: its key 'bark' has the type 'std::string', which a "
-                             "recording cannot hold (bool, int, unsigned, long, long long, float, double)",
+                             "Recorder: tree 'barker' cannot be recorded: its key 'mood' has the type 'replay_test::Mood', which a "
+                             "recording cannot hold (bool, int, unsigned, long, long long, float, double, std::string)",
                              UsageError);
         CHECK(world.size() == 1);
         CHECK(world.handles() == std::vector<AgentHandle>{first});
@@ -784,4 +790,75 @@ TEST_CASE("replay: a recording cut at any byte after its header replays up to th
     }
     CHECK(between == 11);  // right after the header, and after each of the 10 frames
     CHECK(inside == good.size() - 12 - between);
+}
+
+// ---- std::string values ---------------------------------------------------------------------------------
+
+TEST_CASE("replay: std::string keys, ports, initial values and shared keys are recorded and replay identically in both modes") {
+    // A herald reads the squad's order (a shared string), repeats it into its own key (an action's write)
+    // and shouts while the order is "charge" (a condition with a string input port). Game code writes
+    // strings between frames and as spawn initial values; the shared order changes mid-run.
+    Registry game;
+    ActionSpec repeat;
+    repeat.ports = {input_port<std::string>("squad.order"), output_port<std::string>("said")};
+    repeat.update = [](ActionContext& ctx) {
+        ctx.out("said", "heard: " + ctx.in<std::string>("squad.order"));
+        return Status::Success;
+    };
+    game.add_action("Repeat", repeat);
+    game.add_action("Shout", [](ActionContext&) { return Status::Running; });
+    game.add_condition("OrderIs", [](const ConditionContext& ctx) { return ctx.in<std::string>(0) == ctx.in<std::string>(1); },
+                       {input_port<std::string>("order"), input_port<std::string>("wanted")});
+    for (const Mode recorded : {Mode::Event, Mode::Polling}) {
+        CAPTURE(to_string(recorded));
+        debug::Recorder recorder(game);
+        const Tree tree = TreeBuilder("herald", recorder.registry())
+                              .key<std::string>("said", "")
+                              .key<std::string>("name", "nobody")
+                              .key<std::string>("wanted", "charge")
+                              .shared_key<std::string>("squad", "order", "hold the line, whatever comes")
+                              .sequence()
+                                  .action("Repeat")
+                                  .selector()
+                                      .sequence().condition("OrderIs", {{"order", "squad.order"}, {"wanted", "wanted"}}).action("Shout").back()
+                                      .action("Shout").back()
+                              .back()
+                              .end();
+        const auto file = temp_file("strings.ebtrec");
+        World world;
+        recorder.start(world, file);
+        SharedBlackboard& squad = world.create_shared("squad-0");
+        squad.declare<std::string>("order", std::string("hold the line, whatever comes"));
+        SpawnOptions o;
+        o.mode = recorded;
+        o.shared = {{"squad", &squad}};
+        o.blackboard = {{"name", std::string("Ser Aldric of the long name that needs the heap")}};
+        const AgentHandle a = world.spawn(tree, o);
+        o.blackboard = {{"name", "Bo"}};
+        const AgentHandle b = world.spawn(tree, o);
+        for (int frame = 0; frame < 12; ++frame) {
+            if (frame == 3) squad.set("order", "charge");
+            if (frame == 5) world.at(b).blackboard().set("wanted", "retreat");
+            if (frame == 8) squad.set("order", "retreat");
+            if (frame == 9) world.abort(a);
+            world.step(50ms);
+        }
+        const std::string said_a = world.at(a).blackboard().get<std::string>("said");
+        CHECK(said_a == "heard: retreat");
+        recorder.stop();
+        const std::vector<std::byte> bytes = read_bytes(file);
+        std::filesystem::remove(file);
+        for (const Mode mode : {Mode::Event, Mode::Polling}) {
+            CAPTURE(to_string(mode));
+            debug::ReplayOptions options;
+            options.mode = mode;
+            debug::Replay replay(bytes, "rec", options);
+            CHECK(replay.run());
+            CHECK(replay.summary() == "identical after 12 frames");
+            CHECK(replay.world().state_hash() == world.state_hash());
+            CHECK(replay.world().at(a).blackboard().get<std::string>("said") == "heard: retreat");
+            CHECK(replay.world().at(a).blackboard().get<std::string>("name") == "Ser Aldric of the long name that needs the heap");
+            CHECK(replay.world().at(b).blackboard().get<std::string>("wanted") == "retreat");
+        }
+    }
 }

@@ -31,9 +31,9 @@ namespace {
 
 void check_ports(const std::string& what, const std::vector<PortSpec>& ports) {
     for (const PortSpec& p : ports)
-        if (!recording::is_builtin(p.type))
+        if (!recording::is_recordable(p.type))
             throw UsageError("Recorder: " + what + ", port '" + p.name + "' has the type '" + p.type->name +
-                             "', which a recording cannot hold (bool, int, unsigned, long, long long, float, double)");
+                             "', which a recording cannot hold (" + recording::kRecordableTypes + ")");
 }
 
 }  // namespace
@@ -118,10 +118,10 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
                 w.varint(i);
                 w.string(k.name);
                 w.string(k.type->name);
-                w.string(std::string_view(reinterpret_cast<const char*>(s.blackboard->published(static_cast<KeyId>(s.declared))), k.type->size));
-                recording::with_builtin(k.type, [&](auto tag) {
-                    const auto v = s.blackboard->pending<decltype(tag)>(k.name);
-                    w.string(std::string_view(reinterpret_cast<const char*>(&v), sizeof v));
+                w.string(recording::value_bytes(k.type, s.blackboard->published(static_cast<KeyId>(s.declared))));
+                recording::with_recordable(k.type, [&](auto tag) {
+                    const auto& v = s.blackboard->pending<decltype(tag)>(k.name);
+                    w.string(recording::value_bytes(k.type, &v));
                 });
             }
         }
@@ -141,17 +141,18 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
     void check_spawn(const Tree& tree, const SpawnOptions& options) {
         for (const auto& binding : options.shared) shared_number(binding.second);
         for (const InitialValue& v : options.blackboard)
-            if (!recording::is_builtin(v.type))
+            if (!recording::is_recordable(v.type))
                 throw UsageError("Recorder: the initial value of key '" + v.key + "' has the type '" + v.type->name +
-                                 "', which a recording cannot hold (bool, int, unsigned, long, long long, float, double)");
+                                 "', which a recording cannot hold (" + recording::kRecordableTypes + ")");
         const void* data = &detail::EngineAccess::tree_data(tree);
         if (recorded_tree(data) || checked_trees.count(data)) return;
-        // A write of a key is recorded as the value's bytes: only builtin types have bytes that mean
-        // the value (a std::string's are a pointer). Refused at the tree's first spawn, not recorded wrong.
+        // A write of a key is recorded as the builtin value's bytes or the string's characters; a
+        // replay has no other type to read it back as (an enum or user type exists only in the game).
+        // Refused at the tree's first spawn, not recorded wrong.
         for (const KeyInfo& k : tree.schema().keys())
-            if (!recording::is_builtin(k.type))
+            if (!recording::is_recordable(k.type))
                 throw UsageError("Recorder: tree '" + tree.name() + "' cannot be recorded: its key '" + k.name + "' has the type '" +
-                                 k.type->name + "', which a recording cannot hold (bool, int, unsigned, long, long long, float, double)");
+                                 k.type->name + "', which a recording cannot hold (" + recording::kRecordableTypes + ")");
         try {
             checked_trees[data] = xml::save(tree, wrapped);
         } catch (const std::exception& e) {
@@ -191,13 +192,14 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
             SharedBlackboard& b = *shared[i].blackboard;
             for (KeyId k = 0; k < b.schema().size(); ++k) {
                 const KeyInfo& info = b.schema().info(k);
-                recording::with_builtin(info.type, [&](auto tag) {
-                    const auto v = b.pending<decltype(tag)>(info.name);
-                    if (std::memcmp(&v, b.published(k), sizeof v) == 0) return;
+                recording::with_recordable(info.type, [&](auto tag) {
+                    const auto& v = b.pending<decltype(tag)>(info.name);
+                    const std::string pending = recording::value_bytes(info.type, &v);
+                    if (pending == recording::value_bytes(info.type, b.published(k))) return;
                     ByteWriter& w = record(Tag::SharedWrite);
                     w.varint(i);
                     w.varint(k);
-                    w.string(std::string_view(reinterpret_cast<const char*>(&v), sizeof v));
+                    w.string(pending);
                 });
             }
         }
@@ -237,7 +239,7 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
         for (const InitialValue& v : options.blackboard) {
             w.string(v.key);
             w.string(v.type->name);
-            w.string(std::string_view(static_cast<const char*>(v.value.data()), v.type->size));
+            w.string(recording::value_bytes(v.type, v.value.data()));
         }
     }
     void before_spawn(const Tree& tree, const SpawnOptions& options) override { check_spawn(tree, options); }
@@ -276,8 +278,7 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
         ByteWriter& w = input(Tag::Write);
         recording::write_handle(w, h);
         w.varint(change.key);
-        w.string(std::string_view(reinterpret_cast<const char*>(detail::EngineAccess::raw_values(change.blackboard) + k.offset),
-                                  k.type->size));
+        w.string(recording::value_bytes(k.type, detail::EngineAccess::raw_values(change.blackboard) + k.offset));
     }
 
     // ---- traces (WorldListener) --------------------------------------------------------------------------
@@ -339,9 +340,9 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
         const AgentHandle h = handle_of(ctx.blackboard().agent());
         std::string values;
         for (std::size_t i = 0; i < ports.size(); ++i)
-            recording::with_builtin(ports[i].type, [&](auto tag) {
+            recording::with_recordable(ports[i].type, [&](auto tag) {
                 const auto v = ctx.in<decltype(tag)>(i);
-                values.append(reinterpret_cast<const char*>(&v), sizeof v);
+                recording::append_port_value(values, v);
             });
         std::string key(reinterpret_cast<const char*>(&h), sizeof h);
         key.append(reinterpret_cast<const char*>(&name_id), sizeof name_id);

@@ -76,7 +76,8 @@ inline AgentHandle read_handle(ByteReader& in) {
     return h;
 }
 
-/// The value types a recording holds (the XML literal types), by their TypeInfo::name.
+/// The value types a recording holds: the builtin types (the XML literal types), recorded as their
+/// bytes, and std::string, recorded as its characters. Looked up by their TypeInfo::name.
 inline const std::array<const TypeInfo*, 7>& builtin_types() {
     static const std::array<const TypeInfo*, 7> types{type_of<bool>(), type_of<int>(), type_of<unsigned>(), type_of<long>(),
                                                       type_of<long long>(), type_of<float>(), type_of<double>()};
@@ -87,14 +88,20 @@ inline bool is_builtin(const TypeInfo* type) {
         if (t == type) return true;
     return false;
 }
-inline const TypeInfo* builtin_named(std::string_view name) {
+inline bool is_string(const TypeInfo* type) { return type == type_of<std::string>(); }
+inline bool is_recordable(const TypeInfo* type) { return is_builtin(type) || is_string(type); }
+/// What the refusals name as the types a recording holds.
+inline constexpr const char* kRecordableTypes = "bool, int, unsigned, long, long long, float, double, std::string";
+inline const TypeInfo* recordable_named(std::string_view name) {
     for (const TypeInfo* t : builtin_types())
         if (name == t->name) return t;
+    // A string is named "std::string" in the records and "string" in the trees' XML models.
+    if (name == type_of<std::string>()->name || name == "string") return type_of<std::string>();
     return nullptr;
 }
 
-/// Calls f(T{}) with T the builtin type `type` is; UsageError for another type.
-template <class F> void with_builtin(const TypeInfo* type, F&& f) {
+/// Calls f(T{}) with T the recordable type `type` is; UsageError for another type.
+template <class F> void with_recordable(const TypeInfo* type, F&& f) {
     if (type == type_of<bool>()) f(bool{});
     else if (type == type_of<int>()) f(int{});
     else if (type == type_of<unsigned>()) f(unsigned{});
@@ -102,13 +109,43 @@ template <class F> void with_builtin(const TypeInfo* type, F&& f) {
     else if (type == type_of<long long>()) f(static_cast<long long>(0));
     else if (type == type_of<float>()) f(float{});
     else if (type == type_of<double>()) f(double{});
+    else if (type == type_of<std::string>()) f(std::string{});
     else throw UsageError(std::string("recording: values of type '") + type->name + "' cannot be recorded");
 }
 
-/// Whether `bytes` hold a value of `type`: its size, and for bool 0 or 1 (other bytes are not a bool).
+/// The recorded form of a value of a recordable type: a builtin value's bytes, a string's characters.
+inline std::string value_bytes(const TypeInfo* type, const void* value) {
+    if (is_string(type)) return *static_cast<const std::string*>(value);
+    return std::string(static_cast<const char*>(value), type->size);
+}
+/// Appends one port value to a condition's values: a builtin value's bytes, a string's length (4 bytes)
+/// then its characters, so that a run of values reads back one way only.
+template <class T> void append_port_value(std::string& out, const T& value) {
+    if constexpr (std::is_same_v<T, std::string>) {
+        const auto size = static_cast<std::uint32_t>(value.size());
+        out.append(reinterpret_cast<const char*>(&size), sizeof size);
+        out += value;
+    } else {
+        out.append(reinterpret_cast<const char*>(&value), sizeof value);
+    }
+}
+
+/// Whether `bytes` are the recorded form of a value of `type`: any characters for a string; for a
+/// builtin type its size, and for bool 0 or 1 (other bytes are not a bool).
 inline bool valid_value(const TypeInfo* type, std::string_view bytes) {
-    if (!type || bytes.size() != type->size) return false;
+    if (!type) return false;
+    if (is_string(type)) return true;
+    if (bytes.size() != type->size) return false;
     return type != type_of<bool>() || static_cast<unsigned char>(bytes[0]) <= 1;
+}
+/// Calls f(const void*) with a value of `type` made from its recorded form (valid_value first).
+template <class F> void with_value(const TypeInfo* type, const std::string& bytes, F&& f) {
+    if (is_string(type)) {
+        const std::string value = bytes;
+        f(static_cast<const void*>(&value));
+    } else {
+        f(static_cast<const void*>(bytes.data()));
+    }
 }
 
 /// The World handle of an agent known by address (a condition sees only its blackboard's agent). Looked

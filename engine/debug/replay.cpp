@@ -411,11 +411,12 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         std::string values;
         std::string shown;  // "range = 2, armed = true"
         for (std::size_t i = 0; i < ports.size(); ++i)
-            recording::with_builtin(ports[i].type, [&](auto tag) {
+            recording::with_recordable(ports[i].type, [&](auto tag) {
                 const auto v = ctx.in<decltype(tag)>(i);
-                values.append(reinterpret_cast<const char*>(&v), sizeof v);
+                recording::append_port_value(values, v);
                 shown += (shown.empty() ? "" : ", ") + ports[i].name + " = ";
                 if constexpr (std::is_same_v<decltype(tag), bool>) shown += v ? "true" : "false";
+                else if constexpr (std::is_same_v<decltype(tag), std::string>) shown += "\"" + v + "\"";
                 else shown += std::to_string(v);
             });
         const auto found = conditions.find(condition_key(h, name, values));
@@ -445,7 +446,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
                 const std::string element = p.name();
                 PortSpec port;
                 port.name = p.attribute("name").as_string();
-                port.type = recording::builtin_named(p.attribute("type").as_string());
+                port.type = recording::recordable_named(p.attribute("type").as_string());
                 if (!port.type)
                     in.fail("tree " + std::to_string(tree_number) + ": port '" + port.name + "' of '" + id +
                             "' has the type '" + p.attribute("type").as_string() + "', which a replay cannot hold");
@@ -558,13 +559,16 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         case Tag::Declare: {
             if (it.a >= shared.size()) in.fail("corrupt: shared blackboard " + std::to_string(it.a));
             SharedBlackboard& b = *shared[it.a];
-            const TypeInfo* type = recording::builtin_named(it.s2);
+            const TypeInfo* type = recording::recordable_named(it.s2);
             if (!recording::valid_value(type, it.s3) || !recording::valid_value(type, it.s4))
                 in.fail("corrupt: key '" + it.s1 + "' of type '" + it.s2 + "'");
             const KeyId existing = b.schema().find(it.s1);
-            if (existing == kNoKey) b.declare_raw(it.s1, type, it.s3.data());
-            else if (b.schema().info(existing).type != type) in.fail("corrupt: key '" + it.s1 + "' declared twice");
-            if (it.s4 != it.s3) b.set_raw(b.schema().find(it.s1), it.s4.data());
+            if (existing == kNoKey)
+                recording::with_value(type, it.s3, [&](const void* value) { b.declare_raw(it.s1, type, value); });
+            else if (b.schema().info(existing).type != type)
+                in.fail("corrupt: key '" + it.s1 + "' declared twice");
+            if (it.s4 != it.s3)
+                recording::with_value(type, it.s4, [&](const void* value) { b.set_raw(b.schema().find(it.s1), value); });
             break;
         }
         case Tag::Spawn: spawn(it); break;
@@ -604,7 +608,9 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             const BlackboardSchema& schema = a->blackboard().schema();
             if (it.a >= schema.size() || !recording::valid_value(schema.info(static_cast<KeyId>(it.a)).type, it.s1))
                 in.fail("corrupt: a write to key " + std::to_string(it.a) + " of agent " + handle_text(it.agent));
-            detail::EngineAccess::mirror(a->blackboard(), static_cast<KeyId>(it.a), it.s1.data());
+            recording::with_value(schema.info(static_cast<KeyId>(it.a)).type, it.s1, [&](const void* value) {
+                detail::EngineAccess::mirror(a->blackboard(), static_cast<KeyId>(it.a), value);
+            });
             break;
         }
         case Tag::SharedWrite:
@@ -631,11 +637,12 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             // P1091 reached every compiler.)
             const std::string& key = std::get<0>(initial);
             const std::string& value = std::get<2>(initial);
-            const TypeInfo* type = recording::builtin_named(std::get<1>(initial));
+            const TypeInfo* type = recording::recordable_named(std::get<1>(initial));
             if (!recording::valid_value(type, value)) in.fail("corrupt: initial value of key '" + key + "'");
-            recording::with_builtin(type, [&](auto tag) {
+            recording::with_recordable(type, [&](auto tag) {
                 decltype(tag) v;
-                std::memcpy(&v, value.data(), sizeof v);
+                if constexpr (std::is_same_v<decltype(tag), std::string>) v = value;
+                else std::memcpy(&v, value.data(), sizeof v);
                 o.blackboard.emplace_back(key, v);
             });
         }
@@ -655,7 +662,8 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             SharedBlackboard& b = *shared[it->a];
             if (it->b >= b.schema().size() || !recording::valid_value(b.schema().info(static_cast<KeyId>(it->b)).type, it->s1))
                 in.fail("corrupt: a shared write to key " + std::to_string(it->b));
-            b.set_raw(static_cast<KeyId>(it->b), it->s1.data());
+            recording::with_value(b.schema().info(static_cast<KeyId>(it->b)).type, it->s1,
+                                  [&](const void* value) { b.set_raw(static_cast<KeyId>(it->b), value); });
         }
     }
     void after_publish() override { apply_loose(); }
