@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -392,8 +393,38 @@ TEST_CASE("replay: a value that is not one of its type (a bool byte of 32) is re
 namespace replay_test {
 /// A game's own enum: its values exist only in the game's program, so a replay cannot read them back.
 enum class Mood : std::uint8_t { Calm, Angry };
+/// A game enum named for XML (Registry::add_enum): recorded by its value, replayed by a program that
+/// names it too.
+enum class Stance : std::uint8_t { Calm, Alert, Combat };
+/// A game type named for XML (Registry::add_type) with a binary form (save/load).
+struct Waypoint {
+    int x = 0;
+    int y = 0;
+    bool operator==(const Waypoint&) const = default;
+};
 }  // namespace replay_test
 using replay_test::Mood;
+using replay_test::Stance;
+using replay_test::Waypoint;
+
+template <> struct ebt::BlackboardValue<Waypoint> {
+    static std::uint64_t hash(const Waypoint& w) { return static_cast<std::uint64_t>(w.x) * 1000003u + static_cast<std::uint64_t>(w.y); }
+    static std::string format(const Waypoint& w) { return std::to_string(w.x) + ";" + std::to_string(w.y); }
+    static bool parse(std::string_view text, Waypoint& out) {
+        const auto semicolon = text.find(';');
+        if (semicolon == std::string_view::npos) return false;
+        out = Waypoint{std::stoi(std::string(text.substr(0, semicolon))), std::stoi(std::string(text.substr(semicolon + 1)))};
+        return true;
+    }
+    static void save(const Waypoint& w, ValueWriter& out) {
+        out.i64(w.x);
+        out.i64(w.y);
+    }
+    static void load(ValueReader& in, Waypoint& out) {
+        out.x = static_cast<int>(in.i64());
+        out.y = static_cast<int>(in.i64());
+    }
+};
 
 TEST_CASE("replay: a tree with a key a recording cannot hold (an enum of the game) is refused at its first spawn") {
     Registry game;
@@ -405,7 +436,8 @@ TEST_CASE("replay: a tree with a key a recording cannot hold (an enum of the gam
     recorder.start(world, file);
     CHECK_THROWS_WITH_AS(world.spawn(tree),
                          "Recorder: tree 'barker' cannot be recorded: its key 'mood' has the type 'replay_test::Mood', which a "
-                         "recording cannot hold (bool, int, unsigned, long, long long, float, double, std::string)",
+                         "recording cannot hold (bool, integers, float, double, std::string, and enums and user types named with "
+                         "Registry::add_enum or Registry::add_type that have a binary form)",
                          UsageError);
     recorder.stop();
     std::filesystem::remove(file);
@@ -629,7 +661,8 @@ TEST_CASE("replay: a spawn the recorder refuses changes nothing: the world's siz
     for (int attempt = 0; attempt < 2; ++attempt) {  // refused every time, not only at the first spawn
         CHECK_THROWS_WITH_AS(world.spawn(barker),
                              "Recorder: tree 'barker' cannot be recorded: its key 'mood' has the type 'replay_test::Mood', which a "
-                             "recording cannot hold (bool, int, unsigned, long, long long, float, double, std::string)",
+                             "recording cannot hold (bool, integers, float, double, std::string, and enums and user types named with "
+                         "Registry::add_enum or Registry::add_type that have a binary form)",
                              UsageError);
         CHECK(world.size() == 1);
         CHECK(world.handles() == std::vector<AgentHandle>{first});
@@ -860,5 +893,80 @@ TEST_CASE("replay: std::string keys, ports, initial values and shared keys are r
             CHECK(replay.world().at(a).blackboard().get<std::string>("name") == "Ser Aldric of the long name that needs the heap");
             CHECK(replay.world().at(b).blackboard().get<std::string>("wanted") == "retreat");
         }
+    }
+}
+
+TEST_CASE("replay: keys and ports of a named enum and of a named user type with a binary form are recorded and replay identically") {
+    // A lookout turns Alert when its condition sees an intruder stance, and walks its waypoint on.
+    // The replaying program names the same types (here: the same test program), as a game's own
+    // replay tool would by linking its type registrations.
+    Registry game;
+    game.add_enum<Stance>("ReplayStance", {{"Calm", Stance::Calm}, {"Alert", Stance::Alert}, {"Combat", Stance::Combat}});
+    game.add_type<Waypoint>("ReplayWaypoint");
+    ActionSpec walk;
+    walk.ports = {port<Waypoint>("goal"), output_port<Stance>("stance")};
+    walk.update = [](ActionContext& ctx) {
+        const Waypoint w = ctx.in<Waypoint>("goal");
+        ctx.out("goal", Waypoint{w.x + 1, w.y - 1});
+        ctx.out("stance", Stance::Alert);
+        return Status::Running;
+    };
+    game.add_action("Walk", walk);
+    game.add_action("Idle", [](ActionContext&) { return Status::Running; });
+    game.add_condition("StanceIs", [](const ConditionContext& ctx) { return ctx.in<Stance>(0) == ctx.in<Stance>(1); },
+                       {input_port<Stance>("seen"), input_port<Stance>("want")});
+    for (const Mode recorded : {Mode::Event, Mode::Polling}) {
+        CAPTURE(to_string(recorded));
+        debug::Recorder recorder(game);
+        const Tree tree = TreeBuilder("lookout", recorder.registry())
+                              .key<Stance>("seen", Stance::Calm)
+                              .key<Stance>("want", Stance::Combat)
+                              .key<Stance>("stance", Stance::Calm)
+                              .key<Waypoint>("goal", Waypoint{0, 0})
+                              .active_selector()
+                                  .sequence().condition("StanceIs").action("Walk").back()
+                                  .action("Idle")
+                              .back()
+                              .end();
+        const auto file = temp_file("named_types.ebtrec");
+        World world;
+        recorder.start(world, file);
+        SpawnOptions o;
+        o.mode = recorded;
+        o.blackboard = {{"goal", Waypoint{10, 20}}};
+        const AgentHandle a = world.spawn(tree, o);
+        for (int frame = 0; frame < 10; ++frame) {
+            if (frame == 2) world.at(a).blackboard().set("seen", Stance::Combat);
+            if (frame == 7) world.at(a).blackboard().set("seen", Stance::Alert);
+            world.step(50ms);
+        }
+        CHECK(world.at(a).blackboard().get<Stance>("stance") == Stance::Alert);
+        const Waypoint walked = world.at(a).blackboard().get<Waypoint>("goal");
+        CHECK(walked == Waypoint{18, 12});  // frames 2 to 9: once passed, the condition is not asked again
+        recorder.stop();
+        const std::vector<std::byte> bytes = read_bytes(file);
+        std::filesystem::remove(file);
+        for (const Mode mode : {Mode::Event, Mode::Polling}) {
+            CAPTURE(to_string(mode));
+            debug::ReplayOptions options;
+            options.mode = mode;
+            debug::Replay replay(bytes, "rec", options);
+            CHECK(replay.run());
+            CHECK(replay.summary() == "identical after 10 frames");
+            CHECK(replay.world().state_hash() == world.state_hash());
+            CHECK(replay.world().at(a).blackboard().get<Waypoint>("goal") == walked);
+            CHECK(replay.world().at(a).blackboard().get<Stance>("seen") == Stance::Alert);
+        }
+        // A program that has not named a type the recording uses is told so, naming the type.
+        std::vector<std::byte> renamed = bytes;
+        const std::string from = "ReplayStance", to = "ReplayStancX";
+        for (std::size_t i = 0; i + from.size() <= renamed.size(); ++i)
+            if (std::memcmp(renamed.data() + i, from.data(), from.size()) == 0) std::memcpy(renamed.data() + i, to.data(), to.size());
+        debug::Replay unknown(renamed, "rec", {});
+        CHECK_THROWS_WITH_AS(unknown.run(),
+                             doctest::Contains("has the type 'ReplayStancX', which this program has not named: a replay of a "
+                                               "game's enums and user types must name them as the game did (Registry::add_enum, "
+                                               "Registry::add_type) before it reads the recording"),
+                             debug::FileFormatError);
     }
 }

@@ -117,12 +117,9 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
                 ByteWriter& w = input(Tag::Declare);
                 w.varint(i);
                 w.string(k.name);
-                w.string(k.type->name);
+                w.string(recording::recorded_type_name(k.type));
                 w.string(recording::value_bytes(k.type, s.blackboard->published(static_cast<KeyId>(s.declared))));
-                recording::with_recordable(k.type, [&](auto tag) {
-                    const auto& v = s.blackboard->pending<decltype(tag)>(k.name);
-                    w.string(recording::value_bytes(k.type, &v));
-                });
+                w.string(recording::value_bytes(k.type, s.blackboard->pending_value(static_cast<KeyId>(s.declared))));
             }
         }
     }
@@ -192,15 +189,12 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
             SharedBlackboard& b = *shared[i].blackboard;
             for (KeyId k = 0; k < b.schema().size(); ++k) {
                 const KeyInfo& info = b.schema().info(k);
-                recording::with_recordable(info.type, [&](auto tag) {
-                    const auto& v = b.pending<decltype(tag)>(info.name);
-                    const std::string pending = recording::value_bytes(info.type, &v);
-                    if (pending == recording::value_bytes(info.type, b.published(k))) return;
-                    ByteWriter& w = record(Tag::SharedWrite);
-                    w.varint(i);
-                    w.varint(k);
-                    w.string(pending);
-                });
+                const std::string pending = recording::value_bytes(info.type, b.pending_value(k));
+                if (pending == recording::value_bytes(info.type, b.published(k))) continue;
+                ByteWriter& w = record(Tag::SharedWrite);
+                w.varint(i);
+                w.varint(k);
+                w.string(pending);
             }
         }
     }
@@ -238,7 +232,7 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
         w.varint(options.blackboard.size());
         for (const InitialValue& v : options.blackboard) {
             w.string(v.key);
-            w.string(v.type->name);
+            w.string(recording::recorded_type_name(v.type));
             w.string(recording::value_bytes(v.type, v.value.data()));
         }
     }
@@ -340,10 +334,7 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
         const AgentHandle h = handle_of(ctx.blackboard().agent());
         std::string values;
         for (std::size_t i = 0; i < ports.size(); ++i)
-            recording::with_recordable(ports[i].type, [&](auto tag) {
-                const auto v = ctx.in<decltype(tag)>(i);
-                recording::append_port_value(values, v);
-            });
+            recording::append_port_value(values, ports[i].type, detail::EngineAccess::port_value(ctx, i));
         std::string key(reinterpret_cast<const char*>(&h), sizeof h);
         key.append(reinterpret_cast<const char*>(&name_id), sizeof name_id);
         key += values;

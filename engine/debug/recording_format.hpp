@@ -13,6 +13,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -77,7 +78,11 @@ inline AgentHandle read_handle(ByteReader& in) {
 }
 
 /// The value types a recording holds: the builtin types (the XML literal types), recorded as their
-/// bytes, and std::string, recorded as its characters. Looked up by their TypeInfo::name.
+/// bytes, and every type with both an XML name and a binary form (std::string, an enum added with
+/// Registry::add_enum, a user type added with Registry::add_type whose BlackboardValue<T> has
+/// save/load), recorded in its binary form. Builtin types are named in records by TypeInfo::name,
+/// the others by their XML name, which the replaying program finds again (value_type_named) when it
+/// has named the same types.
 inline const std::array<const TypeInfo*, 7>& builtin_types() {
     static const std::array<const TypeInfo*, 7> types{type_of<bool>(), type_of<int>(), type_of<unsigned>(), type_of<long>(),
                                                       type_of<long long>(), type_of<float>(), type_of<double>()};
@@ -88,64 +93,101 @@ inline bool is_builtin(const TypeInfo* type) {
         if (t == type) return true;
     return false;
 }
-inline bool is_string(const TypeInfo* type) { return type == type_of<std::string>(); }
-inline bool is_recordable(const TypeInfo* type) { return is_builtin(type) || is_string(type); }
-/// What the refusals name as the types a recording holds.
-inline constexpr const char* kRecordableTypes = "bool, int, unsigned, long, long long, float, double, std::string";
+inline bool is_recordable(const TypeInfo* type) {
+    return is_builtin(type) || (type->serializable() && detail::value_type_xml_name(type) != nullptr);
+}
+/// What the refusals say a recording holds.
+inline constexpr const char* kRecordableTypes =
+    "bool, integers, float, double, std::string, and enums and user types named with Registry::add_enum or "
+    "Registry::add_type that have a binary form";
+/// The name records give a recordable type.
+inline std::string recorded_type_name(const TypeInfo* type) {
+    if (is_builtin(type)) return type->name;
+    const char* xml = detail::value_type_xml_name(type);
+    return xml ? xml : type->name;
+}
+/// Why a replay cannot read a value type a recording names (a game's enum or user type).
+inline constexpr const char* unknown_type_hint =
+    "which this program has not named: a replay of a game's enums and user types must name them as the game "
+    "did (Registry::add_enum, Registry::add_type) before it reads the recording";
+/// The recordable type records call `name`, or null (a type this program has not named).
 inline const TypeInfo* recordable_named(std::string_view name) {
     for (const TypeInfo* t : builtin_types())
         if (name == t->name) return t;
-    // A string is named "std::string" in the records and "string" in the trees' XML models.
-    if (name == type_of<std::string>()->name || name == "string") return type_of<std::string>();
-    return nullptr;
+    const TypeInfo* named = detail::value_type_named(name);
+    return named && is_recordable(named) ? named : nullptr;
 }
 
-/// Calls f(T{}) with T the recordable type `type` is; UsageError for another type.
-template <class F> void with_recordable(const TypeInfo* type, F&& f) {
-    if (type == type_of<bool>()) f(bool{});
-    else if (type == type_of<int>()) f(int{});
-    else if (type == type_of<unsigned>()) f(unsigned{});
-    else if (type == type_of<long>()) f(long{});
-    else if (type == type_of<long long>()) f(static_cast<long long>(0));
-    else if (type == type_of<float>()) f(float{});
-    else if (type == type_of<double>()) f(double{});
-    else if (type == type_of<std::string>()) f(std::string{});
-    else throw UsageError(std::string("recording: values of type '") + type->name + "' cannot be recorded");
+/// Calls f(number) with the value at `value` when `type` is a builtin number type (not bool).
+template <class F> void with_builtin_number(const TypeInfo* type, const void* value, F&& f) {
+    const auto read = [&](auto tag) {
+        decltype(tag) v;
+        std::memcpy(&v, value, sizeof v);
+        f(v);
+    };
+    if (type == type_of<int>()) read(int{});
+    else if (type == type_of<unsigned>()) read(unsigned{});
+    else if (type == type_of<long>()) read(long{});
+    else if (type == type_of<long long>()) read(static_cast<long long>(0));
+    else if (type == type_of<float>()) read(float{});
+    else if (type == type_of<double>()) read(double{});
 }
 
-/// The recorded form of a value of a recordable type: a builtin value's bytes, a string's characters.
+/// The recorded form of a value of a recordable type: a builtin value's bytes, another's binary form.
 inline std::string value_bytes(const TypeInfo* type, const void* value) {
-    if (is_string(type)) return *static_cast<const std::string*>(value);
-    return std::string(static_cast<const char*>(value), type->size);
-}
-/// Appends one port value to a condition's values: a builtin value's bytes, a string's length (4 bytes)
-/// then its characters, so that a run of values reads back one way only.
-template <class T> void append_port_value(std::string& out, const T& value) {
-    if constexpr (std::is_same_v<T, std::string>) {
-        const auto size = static_cast<std::uint32_t>(value.size());
-        out.append(reinterpret_cast<const char*>(&size), sizeof size);
-        out += value;
-    } else {
-        out.append(reinterpret_cast<const char*>(&value), sizeof value);
-    }
+    if (is_builtin(type)) return std::string(static_cast<const char*>(value), type->size);
+    io::ByteWriter out;
+    ValueWriter writer(out);
+    type->serializer->save(type, value, writer);
+    return std::string(reinterpret_cast<const char*>(out.bytes().data()), out.size());
 }
 
-/// Whether `bytes` are the recorded form of a value of `type`: any characters for a string; for a
-/// builtin type its size, and for bool 0 or 1 (other bytes are not a bool).
-inline bool valid_value(const TypeInfo* type, std::string_view bytes) {
-    if (!type) return false;
-    if (is_string(type)) return true;
-    if (bytes.size() != type->size) return false;
-    return type != type_of<bool>() || static_cast<unsigned char>(bytes[0]) <= 1;
-}
-/// Calls f(const void*) with a value of `type` made from its recorded form (valid_value first).
-template <class F> void with_value(const TypeInfo* type, const std::string& bytes, F&& f) {
-    if (is_string(type)) {
-        const std::string value = bytes;
-        f(static_cast<const void*>(&value));
-    } else {
-        f(static_cast<const void*>(bytes.data()));
+/// Appends one port value to a condition's values: a builtin value's bytes (its size is its type's),
+/// another value's recorded form after its length (4 bytes), so that a run of values reads back one
+/// way only.
+inline void append_port_value(std::string& out, const TypeInfo* type, const void* value) {
+    const std::string bytes = value_bytes(type, value);
+    if (!is_builtin(type)) {
+        const auto size = static_cast<std::uint32_t>(bytes.size());
+        out.append(reinterpret_cast<const char*>(&size), sizeof size);
     }
+    out += bytes;
+}
+/// A value for a divergence message: "true", "2", "\"charge\"", an enum's name, a user type's text.
+inline std::string value_text(const TypeInfo* type, const void* value) {
+    if (type == type_of<bool>()) return *static_cast<const bool*>(value) ? "true" : "false";
+    if (type == type_of<std::string>()) return "\"" + *static_cast<const std::string*>(value) + "\"";
+    if (type->text) return type->text->format(type, value);
+    std::string text;
+    with_builtin_number(type, value, [&](auto v) { text = std::to_string(v); });
+    return text.empty() ? std::string("(a ") + type->name + ")" : text;
+}
+
+/// Calls f(const void*) with a value of `type` read from its recorded form; false (f not called)
+/// when `bytes` are not exactly one value of the type (for bool: a byte other than 0 or 1).
+template <class F> bool with_value(const TypeInfo* type, std::string_view bytes, F&& f) {
+    if (!type) return false;
+    if (is_builtin(type)) {
+        if (bytes.size() != type->size) return false;
+        if (type == type_of<bool>() && static_cast<unsigned char>(bytes[0]) > 1) return false;
+        f(static_cast<const void*>(bytes.data()));
+        return true;
+    }
+    Value value(type);
+    try {
+        io::ByteReader in(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size(), "value");
+        ValueReader reader(in);
+        type->serializer->load(type, reader, value.data());
+        if (!in.at_end()) return false;
+    } catch (const FileFormatError&) {
+        return false;
+    }
+    f(static_cast<const void*>(value.data()));
+    return true;
+}
+/// Whether `bytes` are the recorded form of one value of `type`.
+inline bool valid_value(const TypeInfo* type, std::string_view bytes) {
+    return with_value(type, bytes, [](const void*) {});
 }
 
 /// The World handle of an agent known by address (a condition sees only its blackboard's agent). Looked

@@ -410,15 +410,11 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         const AgentHandle h = handles.find(*world, agent);
         std::string values;
         std::string shown;  // "range = 2, armed = true"
-        for (std::size_t i = 0; i < ports.size(); ++i)
-            recording::with_recordable(ports[i].type, [&](auto tag) {
-                const auto v = ctx.in<decltype(tag)>(i);
-                recording::append_port_value(values, v);
-                shown += (shown.empty() ? "" : ", ") + ports[i].name + " = ";
-                if constexpr (std::is_same_v<decltype(tag), bool>) shown += v ? "true" : "false";
-                else if constexpr (std::is_same_v<decltype(tag), std::string>) shown += "\"" + v + "\"";
-                else shown += std::to_string(v);
-            });
+        for (std::size_t i = 0; i < ports.size(); ++i) {
+            const void* value = detail::EngineAccess::port_value(ctx, i);
+            recording::append_port_value(values, ports[i].type, value);
+            shown += (shown.empty() ? "" : ", ") + ports[i].name + " = " + recording::value_text(ports[i].type, value);
+        }
         const auto found = conditions.find(condition_key(h, name, values));
         if (found == conditions.end()) {
             diverge(h, {}, "an answer of condition '" + name + "' recorded for " + (shown.empty() ? "no ports" : shown),
@@ -448,8 +444,8 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
                 port.name = p.attribute("name").as_string();
                 port.type = recording::recordable_named(p.attribute("type").as_string());
                 if (!port.type)
-                    in.fail("tree " + std::to_string(tree_number) + ": port '" + port.name + "' of '" + id +
-                            "' has the type '" + p.attribute("type").as_string() + "', which a replay cannot hold");
+                    in.fail("tree " + std::to_string(tree_number) + ": port '" + port.name + "' of '" + id + "' has the type '" +
+                            p.attribute("type").as_string() + "', " + recording::unknown_type_hint);
                 port.direction = element == "input_port" ? PortDirection::In
                                  : element == "output_port" ? PortDirection::Out
                                                            : PortDirection::InOut;
@@ -560,6 +556,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             if (it.a >= shared.size()) in.fail("corrupt: shared blackboard " + std::to_string(it.a));
             SharedBlackboard& b = *shared[it.a];
             const TypeInfo* type = recording::recordable_named(it.s2);
+            if (!type) in.fail("key '" + it.s1 + "' has the type '" + it.s2 + "', " + recording::unknown_type_hint);
             if (!recording::valid_value(type, it.s3) || !recording::valid_value(type, it.s4))
                 in.fail("corrupt: key '" + it.s1 + "' of type '" + it.s2 + "'");
             const KeyId existing = b.schema().find(it.s1);
@@ -638,12 +635,13 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             const std::string& key = std::get<0>(initial);
             const std::string& value = std::get<2>(initial);
             const TypeInfo* type = recording::recordable_named(std::get<1>(initial));
+            if (!type) in.fail("the initial value of key '" + key + "' has the type '" + std::get<1>(initial) + "', " + recording::unknown_type_hint);
             if (!recording::valid_value(type, value)) in.fail("corrupt: initial value of key '" + key + "'");
-            recording::with_recordable(type, [&](auto tag) {
-                decltype(tag) v;
-                if constexpr (std::is_same_v<decltype(tag), std::string>) v = value;
-                else std::memcpy(&v, value.data(), sizeof v);
-                o.blackboard.emplace_back(key, v);
+            recording::with_value(type, value, [&](const void* v) {
+                InitialValue initial_value(key, 0);
+                initial_value.value = Value(type, v);
+                initial_value.type = type;
+                o.blackboard.push_back(std::move(initial_value));
             });
         }
         const AgentHandle got = world->spawn(trees[it.a], std::move(o));

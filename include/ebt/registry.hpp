@@ -33,6 +33,7 @@ namespace ebt {
 class Agent;
 namespace detail {
 struct Runtime;
+struct EngineAccess;
 }
 
 /// Whether a port reads its key, writes it, or both. Informational for the engine (ports are
@@ -219,6 +220,7 @@ public:
 private:
     friend class Agent;
     friend struct detail::Runtime;
+    friend struct detail::EngineAccess;  // port_value(): a recorder stores the values a condition read
     KeyId named(const PortName& port) const {
         const KeyId key = ports_.find(port.hash);
         if (key == kNoKey) [[unlikely]] no_such_port(port);

@@ -31,6 +31,13 @@ struct EngineAccess {
     /// a change wakes guards and is emitted like any other change. Returns true when the value changed.
     static bool mirror(Blackboard& blackboard, KeyId key, const void* value) { return blackboard.mirror(key, value); }
 
+    /// The value a condition's port `i` reads (a value of the port's type): for a recorder, which
+    /// stores the values a condition answered for whatever their type.
+    static const void* port_value(const ConditionContext& ctx, std::size_t i) {
+        const KeyId key = ctx.ports_.at(i, "condition");
+        return ctx.blackboard_->raw_values() + ctx.blackboard_->schema().info(key).offset;
+    }
+
     /// Whether a change must be emitted on `bus` (one flag test while nobody ever connected).
     static bool has_slots(const ChangeBus& bus) { return bus.has_slots(); }
     /// Emits `change` to the bus's slots; their exceptions are counted, not thrown.
