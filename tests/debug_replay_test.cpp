@@ -825,7 +825,27 @@ TEST_CASE("replay: a recording cut at any byte after its header replays up to th
     CHECK(inside == good.size() - 12 - between);
 }
 
-// ---- std::string values ---------------------------------------------------------------------------------
+// ---- value types beyond the builtin ones ----------------------------------------------------------------
+
+namespace {
+
+/// Replays `bytes` in each mode: it must end with `summary` and the game's final state hash; then
+/// `check` looks at the replayed world.
+template <class Check>
+void check_replays_in_both_modes(const std::vector<std::byte>& bytes, const std::string& summary, std::uint64_t hash, Check&& check) {
+    for (const Mode mode : {Mode::Event, Mode::Polling}) {
+        CAPTURE(to_string(mode));
+        debug::ReplayOptions options;
+        options.mode = mode;
+        debug::Replay replay(bytes, "rec", options);
+        CHECK(replay.run());
+        CHECK(replay.summary() == summary);
+        CHECK(replay.world().state_hash() == hash);
+        check(replay.world());
+    }
+}
+
+}  // namespace
 
 TEST_CASE("replay: std::string keys, ports, initial values and shared keys are recorded and replay identically in both modes") {
     // A herald reads the squad's order (a shared string), repeats it into its own key (an action's write)
@@ -881,18 +901,11 @@ TEST_CASE("replay: std::string keys, ports, initial values and shared keys are r
         recorder.stop();
         const std::vector<std::byte> bytes = read_bytes(file);
         std::filesystem::remove(file);
-        for (const Mode mode : {Mode::Event, Mode::Polling}) {
-            CAPTURE(to_string(mode));
-            debug::ReplayOptions options;
-            options.mode = mode;
-            debug::Replay replay(bytes, "rec", options);
-            CHECK(replay.run());
-            CHECK(replay.summary() == "identical after 12 frames");
-            CHECK(replay.world().state_hash() == world.state_hash());
-            CHECK(replay.world().at(a).blackboard().get<std::string>("said") == "heard: retreat");
-            CHECK(replay.world().at(a).blackboard().get<std::string>("name") == "Ser Aldric of the long name that needs the heap");
-            CHECK(replay.world().at(b).blackboard().get<std::string>("wanted") == "retreat");
-        }
+        check_replays_in_both_modes(bytes, "identical after 12 frames", world.state_hash(), [&](World& replayed) {
+            CHECK(replayed.at(a).blackboard().get<std::string>("said") == "heard: retreat");
+            CHECK(replayed.at(a).blackboard().get<std::string>("name") == "Ser Aldric of the long name that needs the heap");
+            CHECK(replayed.at(b).blackboard().get<std::string>("wanted") == "retreat");
+        });
     }
 }
 
@@ -946,17 +959,10 @@ TEST_CASE("replay: keys and ports of a named enum and of a named user type with 
         recorder.stop();
         const std::vector<std::byte> bytes = read_bytes(file);
         std::filesystem::remove(file);
-        for (const Mode mode : {Mode::Event, Mode::Polling}) {
-            CAPTURE(to_string(mode));
-            debug::ReplayOptions options;
-            options.mode = mode;
-            debug::Replay replay(bytes, "rec", options);
-            CHECK(replay.run());
-            CHECK(replay.summary() == "identical after 10 frames");
-            CHECK(replay.world().state_hash() == world.state_hash());
-            CHECK(replay.world().at(a).blackboard().get<Waypoint>("goal") == walked);
-            CHECK(replay.world().at(a).blackboard().get<Stance>("seen") == Stance::Alert);
-        }
+        check_replays_in_both_modes(bytes, "identical after 10 frames", world.state_hash(), [&](World& replayed) {
+            CHECK(replayed.at(a).blackboard().get<Waypoint>("goal") == walked);
+            CHECK(replayed.at(a).blackboard().get<Stance>("seen") == Stance::Alert);
+        });
         // A program that has not named a type the recording uses is told so, naming the type.
         std::vector<std::byte> renamed = bytes;
         const std::string from = "ReplayStance", to = "ReplayStancX";
