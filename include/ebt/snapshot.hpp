@@ -36,6 +36,7 @@
 namespace ebt {
 
 class SharedBlackboard;
+class World;
 
 /// A snapshot that cannot be saved (a blackboard key whose type has no binary form) or restored into
 /// what the game gives (another tree definition, a shared scope without its blackboard). A file that
@@ -99,5 +100,43 @@ std::vector<SuspendedAction> suspended_actions(const Agent& agent);
 /// The handle of the suspended action `node` (Tree::find), or an invalid handle (valid() false) when
 /// that node is not suspended waiting for a resume. UsageError for a NodeRef of another tree.
 ResumeHandle resume_handle(const Agent& agent, NodeRef node);
+
+// ---- Worlds ---------------------------------------------------------------------------------------
+
+/// What the game gives each agent of a restored World again (the pointers a snapshot cannot hold).
+/// The bus and the shared blackboards are the world's own.
+struct WorldAgentOptions {
+    UserPointer user = {};              // SpawnOptions::user
+    TraceListener* listener = nullptr;  // the agent's own listener (SpawnOptions::listener), not owned
+};
+
+/// How restore_world() gives the agents their pointers, and names the bytes.
+struct WorldRestoreOptions {
+    /// Called once per saved agent, in slot order, with its handle (the same as in the saved world)
+    /// before anything changes in the world. No function: no user pointer and no listener.
+    std::function<WorldAgentOptions(AgentHandle)> agent = {};
+    /// Names the bytes in error messages (a file name).
+    std::string source = "snapshot";
+};
+
+/// Saves a whole World between frames: its clock, frame number, agent budget and round-robin cursor,
+/// its shared blackboards (names, keys, published and pending values), and every slot: the
+/// generation (so that handles stay the same and the handles of despawned agents stay stale), and for
+/// a live agent its tree, LOD interval, last tick time, awake bit, timer, shared bindings by name and
+/// its state (as save_agents saves it). The thread count is not saved: the restoring game chooses it.
+/// Throws UsageError inside a step or a callback of the world, or while despawned agents wait to be
+/// freed; SnapshotError for a blackboard key (of an agent or a shared blackboard) without a binary form.
+std::vector<std::byte> save_world(const World& world);
+
+/// Restores a save_world snapshot into `world`, which must be new: no agent ever spawned, no shared
+/// blackboard, no input observer (UsageError otherwise). Each agent's tree is the one among `trees`
+/// with its saved structural hash (SnapshotError naming a saved tree that none of them is). The
+/// world then steps exactly as the saved one would have: the same state hash after every later
+/// frame, the same traces, in both modes and at any thread count. Errors as restore_agents; the whole
+/// snapshot is read and checked, and every agent made, before the world changes: after an error the
+/// world is still empty. Nothing runs: no action is called and nothing is emitted. Suspended actions
+/// are re-bound with suspended_actions(*world.agent(handle)).
+void restore_world(World& world, std::span<const Tree> trees, std::span<const std::byte> snapshot,
+                   const WorldRestoreOptions& options = {});
 
 }  // namespace ebt
