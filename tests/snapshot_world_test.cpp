@@ -1,11 +1,14 @@
 // World snapshots (<ebt/snapshot.hpp>: save_world, restore_world; docs/snapshots.md): a random world
 // saved between frames and restored into a new World carries on exactly as the uninterrupted one
-// (state hash after every later frame, every agent's whole trace, the handles of later spawns), in
+// (state hash after every later frame, every agent's whole trace, the changes on the bus in their
+// order, the handles of later spawns), in
 // both modes and restored at 1 and 2 threads; bad bytes are refused and leave the world empty.
 #include "support/trace_recorder.hpp"
 
 #include <ebt/debug/file_error.hpp>
+#include <ebt/detail/engine_access.hpp>
 #include <ebt/detail/hash.hpp>
+#include <ebt/signals.hpp>
 #include <ebt/snapshot.hpp>
 
 #include <algorithm>
@@ -119,6 +122,15 @@ struct Game {
     std::vector<std::unique_ptr<Npc>> npcs;
     std::vector<AgentHandle> handles;
     std::vector<std::string> finished;  // the traces of despawned NPCs, and the handles respawns got
+    std::vector<std::string> changes;   // every change on the world's bus, in order, with its frame and agent
+    boost::signals2::scoped_connection listening;
+
+    void listen() {
+        listening = world->bus().subscribe([this](const BlackboardChange& c) {
+            const AgentHandle h = c.agent ? detail::EngineAccess::handle(*c.agent) : AgentHandle{};
+            changes.push_back(std::to_string(world->frame()) + ":" + std::to_string(h.index) + ":" + std::string(c.name));
+        });
+    }
 
     Game(std::uint64_t seed_, Mode mode_, int agents) : seed(seed_), mode(mode_) {
         for (std::uint64_t t = 0; t < 3; ++t) trees.push_back(random_tree(seed * 3 + t));
@@ -126,6 +138,7 @@ struct Game {
         world->create_shared("red");
         world->create_shared("blue");
         if (seed % 3 == 0) world->set_agent_budget(5);
+        listen();
         npcs.resize(static_cast<std::size_t>(agents));
         handles.resize(npcs.size());
         for (std::size_t i = 0; i < npcs.size(); ++i) spawn(i);
@@ -184,6 +197,7 @@ struct Game {
         // The old world goes; its agents' running actions are aborted then, which the NPCs must not hear.
         for (const AgentHandle h : handles) world->set_listener(h, nullptr);
         world = std::move(again);
+        listen();
         for (std::size_t i = 0; i < npcs.size(); ++i) {
             const std::vector<SuspendedAction> now = suspended_actions(world->at(handles[i]));
             for (ResumeHandle& h : npcs[i]->suspended) {
@@ -197,6 +211,7 @@ struct Game {
 struct Run {
     std::vector<std::uint64_t> hashes;
     std::vector<std::string> traces;
+    std::vector<std::string> changes;
     std::uint64_t timers = 0;
 };
 
@@ -213,17 +228,19 @@ Run run(std::uint64_t seed, Mode mode, int frames, int save_before, std::uint32_
         out.hashes.push_back(game.world->state_hash());
     }
     out.traces = game.traces();
+    out.changes = game.changes;
     return out;
 }
 
 }  // namespace
 
 TEST_CASE("world snapshot: a restored random world goes on as the uninterrupted one, in both modes, at 1 and 2 threads") {
-    std::uint64_t timers = 0, respawns = 0;
+    std::uint64_t timers = 0, respawns = 0, changes = 0;
     for (std::uint64_t seed = 1; seed <= 6; ++seed) {
         for (const Mode mode : {Mode::Event, Mode::Polling}) {
             const Run straight = run(seed, mode, 40, -1, 1);
             timers += straight.timers;
+            changes += straight.changes.size();
             for (const std::string& t : straight.traces) respawns += t.starts_with("respawned") ? 1 : 0;
             for (const int save_before : {1, 17}) {
                 for (const std::uint32_t threads : {1u, 2u}) {
@@ -234,6 +251,7 @@ TEST_CASE("world snapshot: a restored random world goes on as the uninterrupted 
                     const Run restored = run(seed, mode, 40, save_before, threads);
                     CHECK(restored.hashes == straight.hashes);
                     CHECK(restored.traces == straight.traces);
+                    CHECK(restored.changes == straight.changes);
                 }
             }
         }
@@ -241,6 +259,7 @@ TEST_CASE("world snapshot: a restored random world goes on as the uninterrupted 
     // The worlds did what the test is about: timers fired, agents were despawned and respawned.
     CHECK(timers > 0);
     CHECK(respawns > 0);
+    CHECK(changes > 0);
 }
 
 namespace {

@@ -168,6 +168,21 @@ std::vector<std::byte> WorldSnapshotAccess::save(const World& w) {
 
     out.varint(w.free_.size());
     for (const std::uint32_t index : w.free_) out.varint(index);
+
+    // Each shared key's subscribers as they are, entries of agents that left included: a publish
+    // reaches the agents in this order (and emits their mirrors' changes on the bus in it), and the
+    // entries that left decide how the list is reordered when they are dropped.
+    for (const World::SharedEntry& entry : w.shared_) {
+        out.varint(entry.subscribers.size());
+        for (const std::vector<World::Subscriber>& list : entry.subscribers) {
+            out.varint(list.size());
+            for (const World::Subscriber& sub : list) {
+                out.varint(sub.slot);
+                out.varint(sub.generation);
+                out.varint(sub.tree_key);
+            }
+        }
+    }
     return finish_file(Kind::World, out);
 }
 
@@ -302,6 +317,37 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
     }
     for (std::uint32_t i = 0; i < slot_count; ++i)
         if (!slots[i].live && !slots[i].retired && !listed[i]) in.fail("corrupt: free slot " + std::to_string(i) + " is not on the free list");
+    // The subscriber lists. An entry naming a live agent must name one of its shared keys of a scope
+    // bound to this blackboard, stored there under this key (routing writes the value into the agent).
+    std::vector<std::vector<std::vector<World::Subscriber>>> subscribers(shared.size());
+    for (std::size_t b = 0; b < shared.size(); ++b) {
+        subscribers[b].resize(static_cast<std::size_t>(in.varint_at_most(shared[b].keys.size(), "subscriber list count")));
+        for (std::size_t key = 0; key < subscribers[b].size(); ++key) {
+            subscribers[b][key].resize(static_cast<std::size_t>(in.count("subscribers")));
+            for (World::Subscriber& sub : subscribers[b][key]) {
+                sub.slot = static_cast<std::uint32_t>(in.varint_at_most(0xFFFFFFFEu, "subscriber slot"));
+                sub.generation = static_cast<std::uint32_t>(in.varint_at_most(0xFFFFFFFFu, "subscriber generation"));
+                sub.tree_key = static_cast<KeyId>(in.varint_at_most(kNoKey, "subscriber key"));
+                // An entry of an agent that left has an older generation than its slot (a later agent
+                // there must not match it).
+                if (sub.slot >= slot_count || sub.generation > slots[sub.slot].generation ||
+                    (sub.generation == slots[sub.slot].generation && !slots[sub.slot].live))
+                    in.fail("corrupt: a subscriber of key '" + shared[b].keys[key].name + "' of shared blackboard '" + shared[b].name +
+                            "' names slot " + std::to_string(sub.slot) + " at generation " + std::to_string(sub.generation) +
+                            ", which no agent there had");
+                if (slots[sub.slot].generation != sub.generation) continue;
+                const SlotImage& s = slots[sub.slot];
+                const BlackboardSchema& schema = saved_trees[s.tree]->schema();
+                const bool fits = sub.tree_key < schema.size() && schema.info(sub.tree_key).scope != kLocalScope &&
+                                  s.bindings[schema.info(sub.tree_key).scope] == b &&
+                                  schema.info(sub.tree_key).shared_name == shared[b].keys[key].name &&
+                                  schema.info(sub.tree_key).type == shared[b].keys[key].type;
+                if (!fits)
+                    in.fail("corrupt: a subscriber of key '" + shared[b].keys[key].name + "' of shared blackboard '" + shared[b].name +
+                            "' names slot " + std::to_string(sub.slot) + " and a key its agent does not read from there");
+            }
+        }
+    }
     if (!in.at_end()) in.fail("corrupt: " + std::to_string(in.remaining()) + " bytes after the world");
 
     // 2. Make the shared blackboards and the agents, outside the world: an error here leaves it empty.
@@ -385,21 +431,9 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
         ++w.live_;
         if (image.awake) w.set_awake(index);
         if (image.timer_armed) w.arm_timer(index, image.timer_due);
-        // Routes published changes of the bound scopes' keys to the agent (World::subscribe without
-        // binding again: the agent's mirrors keep their saved values).
-        const BlackboardSchema& schema = s.agent->tree().schema();
-        for (std::size_t scope = 0; scope < schema.scopes().size(); ++scope) {
-            World::SharedEntry& entry = w.shared_[image.bindings[scope]];
-            for (KeyId k = 0; k < schema.size(); ++k) {
-                const KeyInfo& info = schema.info(k);
-                if (info.scope != static_cast<std::uint8_t>(scope)) continue;
-                const KeyId sid = entry.blackboard->schema().find(info.shared_name);
-                if (entry.subscribers.size() <= sid) entry.subscribers.resize(sid + 1u);
-                entry.subscribers[sid].push_back(World::Subscriber{index, s.generation, k});
-            }
-        }
     }
     w.free_ = std::move(free_list);
+    for (std::size_t b = 0; b < subscribers.size(); ++b) w.shared_[b].subscribers = std::move(subscribers[b]);
 }
 
 }  // namespace ebt::detail
