@@ -80,6 +80,90 @@ Value read_value(io::ByteReader& in, const TypeInfo* type, const std::string& wh
     return value;
 }
 
+/// SnapshotError unless every key of `b` has a binary form.
+void check_shared_savable(const SharedBlackboard& b, const char* who) {
+    const BlackboardSchema& schema = b.schema();
+    for (KeyId k = 0; k < schema.size(); ++k)
+        if (!schema.info(k).type->serializable())
+            throw SnapshotError(std::string(who) + ": key '" + schema.info(k).name + "' of shared blackboard '" + b.name() + "' is " +
+                                schema.info(k).type->name + ", which has no binary form: give ebt::BlackboardValue<" +
+                                schema.info(k).type->name + "> save and load hooks (<ebt/value_type.hpp>)");
+}
+
+/// A shared blackboard's record: its name, then per key its name, type name, initial, published and
+/// pending value.
+void write_shared(io::ByteWriter& out, const SharedBlackboard& b) {
+    out.string(b.name());
+    out.varint(b.schema().size());
+    for (KeyId k = 0; k < b.schema().size(); ++k) {
+        const KeyInfo& info = b.schema().info(k);
+        out.string(info.name);
+        out.string(info.type->name);
+        write_value(out, info.type, b.schema().initial(k));
+        write_value(out, info.type, b.published(k));
+        write_value(out, info.type, b.pending_value(k));
+    }
+}
+
+/// The value types a saved shared blackboard's key may have: those of the trees' keys, and the
+/// built-in ones (a type is found by its name).
+std::vector<const TypeInfo*> value_types(std::span<const Tree> trees) {
+    std::vector<const TypeInfo*> types = {type_of<bool>(), type_of<int>(), type_of<std::int64_t>(), type_of<std::uint32_t>(),
+                                          type_of<std::uint64_t>(), type_of<float>(), type_of<double>(), type_of<std::string>()};
+    for (const Tree& tree : trees)
+        for (KeyId k = 0; k < tree.schema().size(); ++k) types.push_back(tree.schema().info(k).type);
+    return types;
+}
+
+SharedImage read_shared(io::ByteReader& in, std::span<const std::byte> bytes, const std::vector<const TypeInfo*>& types,
+                        const std::string& source, const char* who) {
+    SharedImage image;
+    image.name = in.string(1 << 16);
+    image.keys.resize(static_cast<std::size_t>(in.count("shared keys")));
+    for (SharedImage::Key& key : image.keys) {
+        key.name = in.string(1 << 16);
+        for (const SharedImage::Key& other : image.keys) {
+            if (&other == &key) break;
+            if (other.name == key.name) in.fail("corrupt: shared blackboard '" + image.name + "' has two keys '" + key.name + "'");
+        }
+        const std::uint64_t at = in.offset();
+        const std::string type_name = in.string(1 << 16);
+        const auto type = std::find_if(types.begin(), types.end(), [&](const TypeInfo* t) { return t->name == type_name; });
+        if (type == types.end())
+            throw SnapshotError(std::string(who) + ": key '" + key.name + "' of shared blackboard '" + image.name + "' is " + type_name +
+                                ", which no key of the trees given has (" + source + ", byte " + std::to_string(at) + ")");
+        if (!(*type)->serializable())
+            throw SnapshotError(std::string(who) + ": key '" + key.name + "' of shared blackboard '" + image.name + "' is " + type_name +
+                                ", which has no binary form in this program");
+        key.type = *type;
+        const std::string what = "key '" + key.name + "' of shared blackboard '" + image.name + "'";
+        key.initial = read_value(in, key.type, what, source);
+        const std::uint64_t published_at = in.offset();
+        key.published = read_value(in, key.type, what, source);
+        const std::uint64_t pending_at = in.offset();
+        key.pending = read_value(in, key.type, what, source);
+        // Equal bytes, equal values: a pending value equal to the published one publishes nothing.
+        key.pending_differs = !std::equal(bytes.begin() + static_cast<std::ptrdiff_t>(published_at),
+                                          bytes.begin() + static_cast<std::ptrdiff_t>(pending_at),
+                                          bytes.begin() + static_cast<std::ptrdiff_t>(pending_at),
+                                          bytes.begin() + static_cast<std::ptrdiff_t>(in.offset()));
+    }
+    return image;
+}
+
+/// A shared blackboard (not yet a world's) with the keys and values `image` holds.
+std::unique_ptr<SharedBlackboard> make_shared(const SharedImage& image) {
+    auto b = std::make_unique<SharedBlackboard>(image.name);
+    for (const SharedImage::Key& key : image.keys) {
+        b->declare_raw(key.name, key.type, key.initial.data());
+        b->set_raw(b->schema().find(key.name), key.published.data());
+    }
+    b->publish();  // no slot is connected yet: this only sets the published values
+    for (const SharedImage::Key& key : image.keys)
+        if (key.pending_differs) b->set_raw(b->schema().find(key.name), key.pending.data());
+    return b;
+}
+
 }  // namespace
 
 struct WorldSnapshotAccess {
@@ -110,14 +194,7 @@ std::vector<std::byte> WorldSnapshotAccess::save(const World& w) {
         }
         tree_of[i] = at;
     }
-    for (const World::SharedEntry& entry : w.shared_) {
-        const BlackboardSchema& schema = entry.blackboard->schema();
-        for (KeyId k = 0; k < schema.size(); ++k)
-            if (!schema.info(k).type->serializable())
-                throw SnapshotError("save_world(): key '" + schema.info(k).name + "' of shared blackboard '" + entry.blackboard->name() +
-                                    "' is " + schema.info(k).type->name + ", which has no binary form: give ebt::BlackboardValue<" +
-                                    schema.info(k).type->name + "> save and load hooks (<ebt/value_type.hpp>)");
-    }
+    for (const World::SharedEntry& entry : w.shared_) check_shared_savable(*entry.blackboard, "save_world()");
 
     io::ByteWriter out;
     out.u64(static_cast<std::uint64_t>(w.now_));
@@ -126,19 +203,7 @@ std::vector<std::byte> WorldSnapshotAccess::save(const World& w) {
     out.varint(w.cursor_);
 
     out.varint(w.shared_.size());
-    for (const World::SharedEntry& entry : w.shared_) {
-        const SharedBlackboard& b = *entry.blackboard;
-        out.string(b.name());
-        out.varint(b.schema().size());
-        for (KeyId k = 0; k < b.schema().size(); ++k) {
-            const KeyInfo& info = b.schema().info(k);
-            out.string(info.name);
-            out.string(info.type->name);
-            write_value(out, info.type, b.schema().initial(k));
-            write_value(out, info.type, b.published(k));
-            write_value(out, info.type, b.pending_value(k));
-        }
-    }
+    for (const World::SharedEntry& entry : w.shared_) write_shared(out, *entry.blackboard);
 
     out.varint(trees.size());
     for (std::size_t t = 0; t < trees.size(); ++t) write_identity(out, *trees[t], hashes[t]);
@@ -210,48 +275,12 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
     const auto budget = static_cast<std::uint32_t>(in.varint_at_most(0xFFFFFFFFu, "agent budget"));
     const std::uint64_t cursor = in.varint_at_most(0xFFFFFFFEu, "budget cursor");
 
-    // The value types a shared blackboard may hold: those of the trees' keys, and the built-in ones.
-    std::vector<const TypeInfo*> types = {type_of<bool>(), type_of<int>(), type_of<std::int64_t>(), type_of<std::uint32_t>(),
-                                          type_of<std::uint64_t>(), type_of<float>(), type_of<double>(), type_of<std::string>()};
-    for (const Tree& tree : trees)
-        for (KeyId k = 0; k < tree.schema().size(); ++k) types.push_back(tree.schema().info(k).type);
-
+    const std::vector<const TypeInfo*> types = value_types(trees);
     std::vector<SharedImage> shared(static_cast<std::size_t>(in.count("shared blackboards")));
-    for (SharedImage& image : shared) {
-        image.name = in.string(1 << 16);
-        for (const SharedImage& other : shared) {
-            if (&other == &image) break;
-            if (other.name == image.name) in.fail("corrupt: two shared blackboards called '" + image.name + "'");
-        }
-        image.keys.resize(static_cast<std::size_t>(in.count("shared keys")));
-        for (SharedImage::Key& key : image.keys) {
-            key.name = in.string(1 << 16);
-            for (const SharedImage::Key& other : image.keys) {
-                if (&other == &key) break;
-                if (other.name == key.name) in.fail("corrupt: shared blackboard '" + image.name + "' has two keys '" + key.name + "'");
-            }
-            const std::uint64_t at = in.offset();
-            const std::string type_name = in.string(1 << 16);
-            const auto type = std::find_if(types.begin(), types.end(), [&](const TypeInfo* t) { return t->name == type_name; });
-            if (type == types.end())
-                throw SnapshotError("restore_world(): key '" + key.name + "' of shared blackboard '" + image.name + "' is " + type_name +
-                                    ", which no key of the trees given has (" + source + ", byte " + std::to_string(at) + ")");
-            if (!(*type)->serializable())
-                throw SnapshotError("restore_world(): key '" + key.name + "' of shared blackboard '" + image.name + "' is " + type_name +
-                                    ", which has no binary form in this program");
-            key.type = *type;
-            const std::string what = "key '" + key.name + "' of shared blackboard '" + image.name + "'";
-            key.initial = read_value(in, key.type, what, source);
-            const std::uint64_t published_at = in.offset();
-            key.published = read_value(in, key.type, what, source);
-            const std::uint64_t pending_at = in.offset();
-            key.pending = read_value(in, key.type, what, source);
-            // Equal bytes, equal values: a pending value equal to the published one publishes nothing.
-            key.pending_differs = !std::equal(bytes.begin() + static_cast<std::ptrdiff_t>(published_at),
-                                              bytes.begin() + static_cast<std::ptrdiff_t>(pending_at),
-                                              bytes.begin() + static_cast<std::ptrdiff_t>(pending_at),
-                                              bytes.begin() + static_cast<std::ptrdiff_t>(in.offset()));
-        }
+    for (std::size_t b = 0; b < shared.size(); ++b) {
+        shared[b] = read_shared(in, bytes, types, source, "restore_world()");
+        for (std::size_t other = 0; other < b; ++other)
+            if (shared[other].name == shared[b].name) in.fail("corrupt: two shared blackboards called '" + shared[b].name + "'");
     }
 
     std::vector<const Tree*> saved_trees(static_cast<std::size_t>(in.count("trees")));
@@ -352,17 +381,7 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
 
     // 2. Make the shared blackboards and the agents, outside the world: an error here leaves it empty.
     std::vector<std::unique_ptr<SharedBlackboard>> blackboards;
-    for (SharedImage& image : shared) {
-        auto b = std::make_unique<SharedBlackboard>(image.name);
-        for (SharedImage::Key& key : image.keys) {
-            b->declare_raw(key.name, key.type, key.initial.data());
-            b->set_raw(b->schema().find(key.name), key.published.data());
-        }
-        b->publish();  // no slot is connected yet: this only sets the published values
-        for (SharedImage::Key& key : image.keys)
-            if (key.pending_differs) b->set_raw(b->schema().find(key.name), key.pending.data());
-        blackboards.push_back(std::move(b));
-    }
+    for (const SharedImage& image : shared) blackboards.push_back(make_shared(image));
     std::vector<Agent> agents;
     std::vector<TraceListener*> own_listeners;  // per agent: its own listener (the world forwards to it)
     try {
