@@ -405,3 +405,141 @@ TEST_CASE("world snapshot: bytes changed under a valid checksum restore or are r
     CHECK(refused > 0);
     CHECK(restored > 0);
 }
+
+namespace {
+
+/// Two worlds stepped in lockstep: A holds a squad (bound to its own shared blackboard "squad") and
+/// other NPCs (bound to "others"); B holds NPCs of its own ("locals"). With `move_before` >= 0 the squad
+/// moves from A to B before that frame (after the game's inputs): saved from A, despawned there,
+/// restored into B, which gets the squad's blackboard with it.
+struct TwoWorlds {
+    static constexpr std::size_t kSquad = 4, kOthers = 5, kLocals = 3;
+    std::uint64_t seed;
+    std::vector<Tree> trees;
+    World a, b;
+    struct Member {
+        std::unique_ptr<Npc> npc;
+        World* world = nullptr;
+        AgentHandle handle;
+    };
+    std::vector<Member> members;  // the squad, then the others, then B's locals
+
+    TwoWorlds(std::uint64_t seed_, Mode mode) : seed(seed_) {
+        for (std::uint64_t t = 0; t < 3; ++t) trees.push_back(random_tree(seed * 3 + t));
+        a.create_shared("squad");
+        a.create_shared("others");
+        b.create_shared("locals");
+        for (std::size_t i = 0; i < kSquad + kOthers + kLocals; ++i) {
+            Member m;
+            m.npc = std::make_unique<Npc>();
+            m.npc->seed = mix(seed, i, 7);
+            m.world = i < kSquad + kOthers ? &a : &b;
+            const char* team = i < kSquad ? "squad" : i < kSquad + kOthers ? "others" : "locals";
+            m.handle = m.world->spawn(trees[i % 3], {.mode = mode,
+                                                     .seed = m.npc->seed,
+                                                     .listener = &m.npc->trace,
+                                                     .user = m.npc.get(),
+                                                     .shared = {{"team", m.world->shared(team)}}});
+            members.push_back(std::move(m));
+        }
+    }
+
+    void inputs(int f) {
+        for (std::size_t i = 0; i < members.size(); ++i) {
+            Member& m = members[i];
+            const std::uint64_t x = mix(seed, static_cast<std::uint64_t>(f), i + 1000);
+            if (x % 3 == 0) m.world->at(m.handle).blackboard().set(std::string("k") + std::to_string((x >> 4) % 3), ((x >> 8) & 1) != 0);
+            if (!m.npc->suspended.empty() && (x >> 12) % 4 == 0) {
+                m.world->resume(m.npc->suspended.front(), ((x >> 16) & 1) ? Status::Success : Status::Failure);
+                m.npc->suspended.erase(m.npc->suspended.begin());
+            }
+        }
+        World& squad_world = *members[0].world;
+        if (f % 3 == 0) squad_world.shared("squad")->set("count", f);
+        if (f % 4 == 0) squad_world.shared("squad")->set("flag", f % 8 == 0);
+        if (f % 5 == 0) a.shared("others")->set("flag", f % 10 == 0);
+    }
+
+    void move_squad() {
+        std::vector<AgentHandle> squad;
+        for (std::size_t i = 0; i < kSquad; ++i) squad.push_back(members[i].handle);
+        const std::vector<std::byte> bytes = save_agents(a, squad);
+        for (const AgentHandle h : squad) {
+            a.set_listener(h, nullptr);  // the copies left behind are aborted: not the squad's trace
+            REQUIRE(a.despawn(h));
+        }
+        const std::vector<AgentHandle> moved = restore_agents(b, trees, bytes, {.agent = [&](AgentHandle saved) {
+                                                                  const auto it = std::find(squad.begin(), squad.end(), saved);
+                                                                  REQUIRE(it != squad.end());
+                                                                  Npc& npc = *members[static_cast<std::size_t>(it - squad.begin())].npc;
+                                                                  return WorldAgentOptions{.user = &npc, .listener = &npc.trace};
+                                                              }});
+        REQUIRE(moved.size() == kSquad);
+        for (std::size_t i = 0; i < kSquad; ++i) {
+            Member& m = members[i];
+            m.world = &b;
+            m.handle = moved[i];
+            const std::vector<SuspendedAction> now = suspended_actions(b.at(m.handle));
+            for (ResumeHandle& h : m.npc->suspended) {
+                const auto it = std::find_if(now.begin(), now.end(), [&](const SuspendedAction& s) { return s.node == h.node && s.handle.run == h.run; });
+                h = it != now.end() ? it->handle : ResumeHandle{};
+            }
+        }
+    }
+
+    std::vector<std::string> run(int frames, int move_before) {
+        for (int f = 0; f < frames; ++f) {
+            inputs(f);
+            if (f == move_before) move_squad();
+            a.step(40ms);
+            b.step(40ms);
+        }
+        std::vector<std::string> out;
+        for (std::size_t i = 0; i < members.size(); ++i) out.push_back(std::to_string(i) + ": " + whole(members[i].npc->trace));
+        return out;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("squad migration: a squad moved from World A to World B mid-run has the traces it would have had in A, both modes") {
+    int moved_with_work = 0;
+    for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+        for (const Mode mode : {Mode::Event, Mode::Polling}) {
+            for (const int move_before : {3, 14}) {
+                CAPTURE(seed);
+                CAPTURE(mode);
+                CAPTURE(move_before);
+                TwoWorlds stayed(seed, mode);
+                const std::vector<std::string> expected = stayed.run(30, -1);
+                TwoWorlds moving(seed, mode);
+                const std::vector<std::string> got = moving.run(30, move_before);
+                CHECK(got == expected);  // the squad's, the others' left in A, and B's own NPCs'
+                CHECK(moving.a.size() == TwoWorlds::kOthers);
+                CHECK(moving.b.size() == TwoWorlds::kLocals + TwoWorlds::kSquad);
+                CHECK(moving.b.shared("squad") != nullptr);
+                if (moving.b.at(moving.members[0].handle).ticks() > static_cast<std::uint64_t>(move_before)) ++moved_with_work;
+            }
+        }
+    }
+    CHECK(moved_with_work > 0);  // moved agents ticked in B
+}
+
+TEST_CASE("squad migration: refusals leave the target world unchanged") {
+    TwoWorlds worlds(3, Mode::Event);
+    worlds.run(5, -1);
+    const std::vector<AgentHandle> squad = {worlds.members[0].handle};
+    const std::vector<std::byte> bytes = save_agents(worlds.a, squad);
+    World behind;  // at frame 0: the agent ticked in frame 4
+    CHECK(error_of([&] { restore_agents(behind, worlds.trees, bytes); }) ==
+          "SnapshotError: restore_agents(world): the agent saved as slot 0 last ticked in frame 4; this world is at frame 0 "
+          "(tick numbers must not go backwards: step it to that frame first)");
+    CHECK(behind.size() == 0);
+    CHECK(behind.shared("squad") == nullptr);
+    CHECK(error_of([&] { static_cast<void>(save_agents(worlds.a, std::vector<AgentHandle>{AgentHandle{0, 7}})); }) ==
+          "UsageError: save_agents(world): agent handle {0, generation 7} is stale or joins at the end of a frame");
+    std::vector<std::byte> cut(bytes.begin(), bytes.end() - 1);
+    const std::size_t before = worlds.b.size();
+    CHECK(error_of([&] { restore_agents(worlds.b, worlds.trees, cut); }).starts_with("FileFormatError: snapshot"));
+    CHECK(worlds.b.size() == before);
+}

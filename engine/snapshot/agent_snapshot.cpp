@@ -321,7 +321,7 @@ io::ByteReader open_file(std::span<const std::byte> bytes, Kind kind, const std:
     if (found != static_cast<std::uint8_t>(kind))
         throw debug::FileFormatError(source, kHeaderBytes,
                                      "a snapshot of kind " + std::to_string(found) + ", not " + std::to_string(static_cast<int>(kind)) +
-                                         " (" + (kind == Kind::Agent ? "one agent" : kind == Kind::Squad ? "a set of agents" : "a world") + ")");
+                                         " (" + (kind == Kind::Agent ? "one agent" : kind == Kind::Squad ? "a set of agents" : kind == Kind::World ? "a world" : "agents of a world") + ")");
     return io::ByteReader(bytes.data() + kHeaderBytes + 1, body_end - kHeaderBytes - 1, source, kHeaderBytes + 1);
 }
 

@@ -30,7 +30,7 @@ namespace io = ebt::debug::io;
 inline constexpr std::string_view kMagic{"EBTSNAP\0", 8};
 inline constexpr std::uint32_t kVersion = 1;
 inline constexpr std::size_t kHeaderBytes = 12;
-enum class Kind : std::uint8_t { Agent = 1, Squad = 2, World = 3 };
+enum class Kind : std::uint8_t { Agent = 1, Squad = 2, World = 3, WorldAgents = 4 };
 
 /// Everything a restored agent takes from a snapshot, read and checked before any agent is made.
 struct AgentImage {

@@ -169,6 +169,9 @@ std::unique_ptr<SharedBlackboard> make_shared(const SharedImage& image) {
 struct WorldSnapshotAccess {
     static std::vector<std::byte> save(const World& w);
     static void restore(World& w, std::span<const Tree> trees, std::span<const std::byte> bytes, const WorldRestoreOptions& options);
+    static std::vector<std::byte> save_squad(const World& w, std::span<const AgentHandle> handles);
+    static std::vector<AgentHandle> restore_squad(World& w, std::span<const Tree> trees, std::span<const std::byte> bytes,
+                                                  const WorldRestoreOptions& options);
 };
 
 std::vector<std::byte> WorldSnapshotAccess::save(const World& w) {
@@ -455,6 +458,219 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
     for (std::size_t b = 0; b < subscribers.size(); ++b) w.shared_[b].subscribers = std::move(subscribers[b]);
 }
 
+// ---- squads moving between worlds -------------------------------------------------------------------
+
+std::vector<std::byte> WorldSnapshotAccess::save_squad(const World& w, std::span<const AgentHandle> handles) {
+    if (w.in_step_ || w.callback_running())
+        throw UsageError("save_agents(world) inside a frame or a callback of the world: save between frames");
+    std::vector<const Tree*> trees;
+    std::vector<std::uint64_t> hashes;
+    std::vector<std::size_t> tree_of;
+    std::vector<const SharedBlackboard*> shared;
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+        const AgentHandle h = handles[i];
+        if (!w.valid(h) || w.slot(h.index).state != State::Live)
+            throw UsageError("save_agents(world): agent handle {" + std::to_string(h.index) + ", generation " + std::to_string(h.generation) +
+                             "} is stale or joins at the end of a frame");
+        for (std::size_t j = 0; j < i; ++j)
+            if (handles[j] == h) throw UsageError("save_agents(world): agent " + std::to_string(h.index) + " is given twice");
+        const Agent& a = *w.slot(h.index).agent;
+        check_savable(a, "save_agents(world)");
+        std::size_t at = 0;
+        while (at < trees.size() && &EngineAccess::tree_data(*trees[at]) != &EngineAccess::tree_data(a.tree())) ++at;
+        if (at == trees.size()) {
+            trees.push_back(&a.tree());
+            hashes.push_back(structural_hash(a.tree()));
+        }
+        tree_of.push_back(at);
+        for (const std::string& scope : a.tree().schema().scopes()) {
+            const SharedBlackboard* b = a.bound(scope);
+            if (std::find(shared.begin(), shared.end(), b) == shared.end()) {
+                check_shared_savable(*b, "save_agents(world)");
+                shared.push_back(b);
+            }
+        }
+    }
+    io::ByteWriter out;
+    out.varint(shared.size());
+    for (const SharedBlackboard* b : shared) write_shared(out, *b);
+    out.varint(trees.size());
+    for (std::size_t t = 0; t < trees.size(); ++t) write_identity(out, *trees[t], hashes[t]);
+    out.varint(handles.size());
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+        const World::Slot& s = w.slot(handles[i].index);
+        const Agent& a = *s.agent;
+        out.varint(handles[i].index);
+        out.varint(handles[i].generation);
+        out.varint(tree_of[i]);
+        out.varint(s.interval);
+        out.u64(static_cast<std::uint64_t>(w.now_ - s.last_time));  // world time since its last tick
+        out.u8(static_cast<std::uint8_t>((w.is_awake(handles[i].index) ? 1 : 0) | (s.timer_armed ? 2 : 0)));
+        if (s.timer_armed) out.u64(static_cast<std::uint64_t>(s.timer_due - w.now_));  // two's complement: may be due already
+        for (const std::string& scope : a.tree().schema().scopes())
+            out.varint(static_cast<std::uint64_t>(std::find(shared.begin(), shared.end(), a.bound(scope)) - shared.begin()));
+        write_agent_state(out, a);
+    }
+    return finish_file(Kind::WorldAgents, out);
+}
+
+std::vector<AgentHandle> WorldSnapshotAccess::restore_squad(World& w, std::span<const Tree> trees, std::span<const std::byte> bytes,
+                                                            const WorldRestoreOptions& options) {
+    if (w.in_step_ || w.callback_running() || w.closing_)
+        throw UsageError("restore_agents(world) inside a frame or a callback of the world, or while it is being destroyed");
+    if (w.input_observer_)
+        throw UsageError("restore_agents(world): the world has an input observer (a recorder cannot follow a restore)");
+    const std::string& source = options.source;
+    io::ByteReader in = open_file(bytes, Kind::WorldAgents, source);
+    std::vector<std::uint64_t> given(trees.size());
+    for (std::size_t t = 0; t < trees.size(); ++t) {
+        if (!trees[t]) throw UsageError("restore_agents(world): tree " + std::to_string(t) + " is empty");
+        given[t] = structural_hash(trees[t]);
+    }
+    const std::vector<const TypeInfo*> types = value_types(trees);
+    std::vector<SharedImage> shared(static_cast<std::size_t>(in.count("shared blackboards")));
+    for (std::size_t b = 0; b < shared.size(); ++b) {
+        shared[b] = read_shared(in, bytes, types, source, "restore_agents(world)");
+        for (std::size_t other = 0; other < b; ++other)
+            if (shared[other].name == shared[b].name) in.fail("corrupt: two shared blackboards called '" + shared[b].name + "'");
+    }
+    std::vector<const Tree*> saved_trees(static_cast<std::size_t>(in.count("trees")));
+    for (const Tree*& tree : saved_trees) {
+        const TreeIdentity id = read_agent_identity(in);
+        const auto it = std::find(given.begin(), given.end(), id.hash);
+        if (it == given.end())
+            throw SnapshotError("restore_agents(world): the snapshot holds agents of tree '" + id.name +
+                                "', and none of the trees given has its structural hash");
+        tree = &trees[static_cast<std::size_t>(it - given.begin())];
+    }
+    struct Migrant {
+        AgentHandle saved;
+        std::size_t tree = 0;
+        std::uint32_t interval = 1;
+        TimePoint since_tick = 0;
+        bool awake = false;
+        bool timer_armed = false;
+        TimePoint timer_in = 0;
+        std::vector<std::size_t> bindings;
+        AgentImage agent;
+    };
+    std::vector<Migrant> migrants(static_cast<std::size_t>(in.count("agents")));
+    for (Migrant& m : migrants) {
+        m.saved.index = static_cast<std::uint32_t>(in.varint_at_most(0xFFFFFFFEu, "slot index"));
+        m.saved.generation = static_cast<std::uint32_t>(in.varint_at_most(0xFFFFFFFEu, "generation"));
+        m.tree = static_cast<std::size_t>(in.varint_at_most(saved_trees.empty() ? 0 : saved_trees.size() - 1, "tree index"));
+        if (saved_trees.empty()) in.fail("corrupt: an agent without any tree");
+        m.interval = static_cast<std::uint32_t>(in.varint_at_most(0xFFFFFFFFu, "tick interval"));
+        if (m.interval == 0) in.fail("corrupt: tick interval 0");
+        const std::uint64_t since_tick = in.u64();
+        if (since_tick > static_cast<std::uint64_t>(limits::kMaxClockMicroseconds)) in.fail("corrupt: a last tick out of the clock's range");
+        m.since_tick = static_cast<TimePoint>(since_tick);
+        const std::uint8_t flags = in.u8();
+        if (flags > 3) in.fail("corrupt: agent flags " + std::to_string(flags));
+        m.awake = (flags & 1) != 0;
+        m.timer_armed = (flags & 2) != 0;
+        if (m.timer_armed) {
+            m.timer_in = static_cast<TimePoint>(in.u64());
+            if (m.timer_in > limits::kMaxClockMicroseconds || m.timer_in < -limits::kMaxClockMicroseconds) in.fail("corrupt: a timer out of range");
+        }
+        const Tree& tree = *saved_trees[m.tree];
+        for (std::size_t scope = 0; scope < tree.schema().scopes().size(); ++scope)
+            m.bindings.push_back(static_cast<std::size_t>(in.varint_at_most(shared.empty() ? 0 : shared.size() - 1, "shared blackboard index")));
+        if (!tree.schema().scopes().empty() && shared.empty()) in.fail("corrupt: a shared scope without a shared blackboard");
+        m.agent = read_agent_state(in, tree, source);
+        if (m.agent.ticks > w.frame_)
+            throw SnapshotError("restore_agents(world): the agent saved as slot " + std::to_string(m.saved.index) + " last ticked in frame " +
+                                std::to_string(m.agent.ticks) + "; this world is at frame " + std::to_string(w.frame_) +
+                                " (tick numbers must not go backwards: step it to that frame first)");
+        if (m.since_tick > w.now_)
+            throw SnapshotError("restore_agents(world): the agent saved as slot " + std::to_string(m.saved.index) + " last ticked " +
+                                std::to_string(m.since_tick) + " us before it was saved; this world's clock is only at " +
+                                std::to_string(w.now_) + " us");
+    }
+    if (!in.at_end()) in.fail("corrupt: " + std::to_string(in.remaining()) + " bytes after the agents");
+
+    // The shared blackboards: this world's of the same name, or new ones (added below) with the saved values.
+    std::vector<SharedBlackboard*> targets;
+    std::vector<std::unique_ptr<SharedBlackboard>> created;
+    for (const SharedImage& image : shared) {
+        if (SharedBlackboard* mine = w.shared(image.name)) {
+            targets.push_back(mine);
+        } else {
+            created.push_back(make_shared(image));
+            targets.push_back(created.back().get());
+        }
+    }
+    // Every binding checked before any agent is made (making one declares the keys a blackboard lacks).
+    for (const Migrant& m : migrants)
+        for (std::size_t scope = 0; scope < m.bindings.size(); ++scope)
+            bind_shared_keys(*saved_trees[m.tree], static_cast<std::uint8_t>(scope), *targets[m.bindings[scope]], "restore_agents(world): ", false);
+    std::vector<Agent> agents;
+    std::vector<TraceListener*> own_listeners;
+    try {
+        for (Migrant& m : migrants) {
+            const Tree& tree = *saved_trees[m.tree];
+            const auto& scopes = tree.schema().scopes();
+            RestoreOptions made;
+            made.bus = w.bus_.get();
+            made.source = source;
+            for (std::size_t scope = 0; scope < scopes.size(); ++scope) made.shared.emplace_back(scopes[scope], targets[m.bindings[scope]]);
+            if (options.agent) {
+                const WorldAgentOptions given_options = options.agent(m.saved);
+                made.user = given_options.user;
+                made.listener = given_options.listener;
+            }
+            agents.push_back(make_agent(tree, std::move(m.agent), made));
+            own_listeners.push_back(made.listener);
+        }
+    } catch (...) {
+        for (Agent& a : agents) disarm_agent(a);
+        throw;
+    }
+
+    // Into the world: the new shared blackboards, then each agent in a new slot, as a spawn between
+    // frames places it, with the scheduling state it had.
+    for (std::unique_ptr<SharedBlackboard>& b : created) {
+        World::SharedEntry entry;
+        entry.blackboard = std::move(b);
+        const std::size_t index = w.shared_.size();
+        World* world = &w;
+        entry.router = entry.blackboard->changes().connect([world, index](const SharedBlackboard&, KeyId key) { world->route(index, key); });
+        w.shared_.push_back(std::move(entry));
+    }
+    std::vector<AgentHandle> out;
+    for (std::size_t k = 0; k < migrants.size(); ++k) {
+        const Migrant& m = migrants[k];
+        const std::uint32_t index = w.new_slot();
+        World::Slot& s = w.slot(index);
+        s.interval = m.interval;
+        s.last_time = w.now_ - m.since_tick;
+        s.forwarder = World::Forwarder{};
+        s.forwarder.world = &w;
+        s.forwarder.index = index;
+        s.forwarder.own = own_listeners[k];
+        s.agent.emplace(std::move(agents[k]));
+        EngineAccess::set_host(*s.agent, &w, index);
+        s.agent->set_listener(w.listeners_.empty() ? s.forwarder.own : &s.forwarder);
+        s.state = State::Live;
+        ++w.live_;
+        if (m.awake) w.set_awake(index);
+        if (m.timer_armed) w.arm_timer(index, w.now_ + m.timer_in);
+        const BlackboardSchema& schema = s.agent->tree().schema();
+        for (std::size_t scope = 0; scope < schema.scopes().size(); ++scope) {
+            World::SharedEntry& entry = w.shared_[w.shared_index(targets[m.bindings[scope]])];
+            for (KeyId key = 0; key < schema.size(); ++key) {
+                const KeyInfo& info = schema.info(key);
+                if (info.scope != static_cast<std::uint8_t>(scope)) continue;
+                const KeyId sid = entry.blackboard->schema().find(info.shared_name);
+                if (entry.subscribers.size() <= sid) entry.subscribers.resize(sid + 1u);
+                entry.subscribers[sid].push_back(World::Subscriber{index, s.generation, key});
+            }
+        }
+        out.push_back(AgentHandle{index, s.generation});
+    }
+    return out;
+}
+
 }  // namespace ebt::detail
 
 namespace ebt {
@@ -463,6 +679,15 @@ std::vector<std::byte> save_world(const World& world) { return detail::WorldSnap
 
 void restore_world(World& world, std::span<const Tree> trees, std::span<const std::byte> snapshot, const WorldRestoreOptions& options) {
     detail::WorldSnapshotAccess::restore(world, trees, snapshot, options);
+}
+
+std::vector<std::byte> save_agents(const World& world, std::span<const AgentHandle> handles) {
+    return detail::WorldSnapshotAccess::save_squad(world, handles);
+}
+
+std::vector<AgentHandle> restore_agents(World& world, std::span<const Tree> trees, std::span<const std::byte> snapshot,
+                                        const WorldRestoreOptions& options) {
+    return detail::WorldSnapshotAccess::restore_squad(world, trees, snapshot, options);
 }
 
 }  // namespace ebt

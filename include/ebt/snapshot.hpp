@@ -139,4 +139,23 @@ std::vector<std::byte> save_world(const World& world);
 void restore_world(World& world, std::span<const Tree> trees, std::span<const std::byte> snapshot,
                    const WorldRestoreOptions& options = {});
 
+/// Saves some agents of `world` (a squad moving to another World) between frames: each agent's record
+/// (as save_agents), its LOD interval, how long ago (world time) it last ticked, its awake bit and
+/// timer, and the shared blackboards its scopes are bound to (names, keys and values). Despawn them in
+/// `world` afterwards to complete a move. Throws UsageError inside a frame, for a stale handle or one
+/// given twice; SnapshotError as save_world.
+std::vector<std::byte> save_agents(const World& world, std::span<const AgentHandle> handles);
+
+/// Restores the agents of a save_agents(world, ...) snapshot into `world`, between frames, in new slots
+/// (the handles returned, in the saved order), as if they had always been there: each scope is bound
+/// to this world's shared blackboard of the saved name, or, when it has none, to a new one created
+/// with the saved keys and values (the squad's blackboard moves with it). The agent keeps its timers
+/// and its place in the world's time: it ticks next when it would have in the old world, provided
+/// this world's frames and clock run alike (the trace's tick numbers are this world's frames; a world
+/// at an earlier frame, or with a clock behind the time since an agent's last tick, is refused with
+/// SnapshotError). An LOD interval above 1 ticks in the frames of its new slot. `options.agent(saved
+/// handle)` gives each agent's pointers. Errors as restore_world; after one, the world is unchanged.
+std::vector<AgentHandle> restore_agents(World& world, std::span<const Tree> trees, std::span<const std::byte> snapshot,
+                                        const WorldRestoreOptions& options = {});
+
 }  // namespace ebt
