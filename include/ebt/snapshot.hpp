@@ -1,6 +1,8 @@
 // Snapshots: an agent's whole state saved between ticks to bytes, and restored into a new agent of
 // the same tree definition, in this process or another, so that it carries on exactly as if nothing
 // had happened (same traces, same statuses). docs/snapshots.md describes the format and its versions.
+// A whole World is saved and restored the same way (save_world / restore_world), and a squad moves
+// from one World to another with save_agents(world, handles) / restore_agents(world, ...).
 //
 //   std::vector<std::byte> bytes = ebt::save_agent(guard);                  // between ticks
 //   ...                                                                      // (write it, read it back)
