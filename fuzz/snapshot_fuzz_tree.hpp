@@ -5,6 +5,7 @@
 #pragma once
 
 #include <ebt/ebt.hpp>
+#include <ebt/world.hpp>
 
 #include <chrono>
 #include <string>
@@ -44,6 +45,23 @@ inline Tree snapshot_tree() {
             .back()
         .back()
         .end();
+}
+
+/// The run of a World that fuzz/corpus_snapshot/world_frame6.ebtsnap was saved from (after it): three
+/// agents of snapshot_tree() in both modes and at two LOD intervals, one despawned at frame 3 (a free
+/// slot), an agent budget of 2, an alert raised at frame 2.
+inline void snapshot_world_run(World& world) {
+    using namespace std::chrono_literals;
+    const Tree tree = snapshot_tree();
+    world.set_agent_budget(2);
+    const AgentHandle a = world.spawn(tree, {.mode = Mode::Event, .seed = 1});
+    const AgentHandle b = world.spawn(tree, {.mode = Mode::Polling, .seed = 2, .tick_interval = 2});
+    world.spawn(tree, {.mode = Mode::Event, .seed = 3});
+    for (int frame = 0; frame < 6; ++frame) {
+        if (frame == 2) world.at(a).blackboard().set("alert", true);
+        if (frame == 3) world.despawn(b);
+        world.step(40ms);
+    }
 }
 
 }  // namespace ebt::fuzz

@@ -152,18 +152,30 @@ TEST_CASE("snapshot errors: a forged snapshot with a valid checksum is refused b
     CHECK(f.restore(trailing) == "snap.bin: byte " + std::to_string(bytes.size() - 8) + ": corrupt: 1 bytes after the agent");
 }
 
-TEST_CASE("snapshot errors: the snapshot fuzzer's seeds restore into its tree") {
+TEST_CASE("snapshot errors: the snapshot fuzzer's seeds restore into its tree (agents) and into a World (the world seed)") {
     const Tree tree = fuzz::snapshot_tree();
-    int seeds = 0;
+    int seeds = 0, worlds = 0;
     for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::path(EBT_SOURCE_DIR) / "fuzz" / "corpus_snapshot")) {
         std::ifstream in(entry.path(), std::ios::binary);
         const std::vector<char> chars{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
         std::vector<std::byte> bytes(chars.size());
         std::memcpy(bytes.data(), chars.data(), chars.size());
         CAPTURE(entry.path().string());
+        if (entry.path().filename().string().starts_with("world_")) {
+            World world;
+            restore_world(world, std::span(&tree, 1), bytes, {.source = entry.path().string()});
+            CHECK(save_world(world) == bytes);
+            // The seed is what the world run saves (snapshot_fuzz_tree.hpp).
+            World run;
+            fuzz::snapshot_world_run(run);
+            CHECK(save_world(run) == bytes);
+            ++worlds;
+            continue;
+        }
         Agent agent = restore_agent(tree, bytes, {.source = entry.path().string()});
         CHECK(save_agent(agent) == bytes);
         ++seeds;
     }
     CHECK(seeds == 6);
+    CHECK(worlds == 1);
 }

@@ -293,6 +293,11 @@ Agent make_agent(const Tree& tree, AgentImage image, const RestoreOptions& optio
     return agent;
 }
 
+void disarm_agent(Agent& agent) noexcept {
+    const TreeData& t = EngineAccess::tree_data(agent.tree());
+    std::memset(SnapshotAccess::block(agent) + t.layout.status_offset, 0, t.nodes.size());
+}
+
 std::vector<std::byte> finish_file(Kind kind, const io::ByteWriter& content) {
     io::ByteWriter out;
     out.header(kMagic, kVersion);
@@ -316,7 +321,7 @@ io::ByteReader open_file(std::span<const std::byte> bytes, Kind kind, const std:
     if (found != static_cast<std::uint8_t>(kind))
         throw debug::FileFormatError(source, kHeaderBytes,
                                      "a snapshot of kind " + std::to_string(found) + ", not " + std::to_string(static_cast<int>(kind)) +
-                                         " (" + (kind == Kind::Agent ? "one agent" : "a set of agents") + ")");
+                                         " (" + (kind == Kind::Agent ? "one agent" : kind == Kind::Squad ? "a set of agents" : kind == Kind::World ? "a world" : "agents of a world") + ")");
     return io::ByteReader(bytes.data() + kHeaderBytes + 1, body_end - kHeaderBytes - 1, source, kHeaderBytes + 1);
 }
 

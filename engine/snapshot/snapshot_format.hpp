@@ -30,7 +30,7 @@ namespace io = ebt::debug::io;
 inline constexpr std::string_view kMagic{"EBTSNAP\0", 8};
 inline constexpr std::uint32_t kVersion = 1;
 inline constexpr std::size_t kHeaderBytes = 12;
-enum class Kind : std::uint8_t { Agent = 1, Squad = 2 };
+enum class Kind : std::uint8_t { Agent = 1, Squad = 2, World = 3, WorldAgents = 4 };
 
 /// Everything a restored agent takes from a snapshot, read and checked before any agent is made.
 struct AgentImage {
@@ -72,6 +72,9 @@ void check_identity(const TreeIdentity& id, const Tree& tree, std::uint64_t tree
 AgentImage read_agent_state(io::ByteReader& in, const Tree& tree, const std::string& source);
 /// A new agent of `tree` in the state `image` holds, given what the game supplies again.
 Agent make_agent(const Tree& tree, AgentImage image, const RestoreOptions& options);
+/// Sets every node of `agent` not running, so that destroying it calls no action (a restore that
+/// failed after making it).
+void disarm_agent(Agent& agent) noexcept;
 
 /// The file around a kind's content: header, kind, content, checksum.
 std::vector<std::byte> finish_file(Kind kind, const io::ByteWriter& content);

@@ -2,6 +2,7 @@
 #include <ebt/world.hpp>
 
 #include "world/parallel_state.hpp"
+#include "world/world_slot.hpp"
 
 #include <ebt/detail/hash.hpp>
 #include <ebt/limits.hpp>
@@ -18,54 +19,13 @@
 namespace ebt {
 
 namespace {
-/// What a slot of the world holds.
-enum class State : std::uint8_t {
-    Free,     // no agent (or one being freed)
-    Joining,  // spawned during a frame: joins at its end (its tree waits in pending_spawns_)
-    Live,     // has an agent that is stepped
-    Dying,    // despawned: the handle is stale; freed once no callback uses the agent
-};
-}  // namespace
-
-/// While the world has a listener, each agent's trace listener is its slot's forwarder: it passes an
-/// event to the agent's own listener, then to the world's with the agent's handle.
-struct World::Forwarder final : TraceListener {
-    World* world = nullptr;
-    TraceListener* own = nullptr;  // SpawnOptions::listener / set_listener(handle, ...)
-    std::uint32_t index = 0;
-    void on_event(const TraceEvent& event) override;
-};
-
-/// One place in the world's storage. A slot is reused after its agent is freed; its generation then
-/// has changed, which makes old handles stale. Slots never move (see World::slot).
-struct World::Slot {
-    std::optional<Agent> agent;
-    Forwarder forwarder;
-    TimePoint last_time = 0;        // world time of the agent's last tick (or of its joining)
-    TimePoint timer_due = 0;        // when timer_armed: the due time of its live timer-heap entry
-    std::uint32_t generation = 1;
-    std::uint32_t interval = 1;     // LOD: tick every `interval` frames
-    std::uint32_t timer_stamp = 0;  // the stamp of its live timer-heap entry
-    State state = State::Free;
-    bool timer_armed = false;       // has a live entry in the timer heap
-    bool retired = false;           // its generations are used up: never reused
-};
-
-namespace {
+using State = detail::SlotState;
 bool later(const auto& a, const auto& b) { return a.due > b.due; }  // min-heap order
 constexpr TimePoint kNever = std::numeric_limits<TimePoint>::max();
 /// The generation a slot may not reach: when a despawn would give it this one, the slot is retired
 /// (handles carry 32-bit generations; reusing the slot further would bring old handles back).
 constexpr std::uint32_t kRetiredGeneration = 0xFFFFFFFF;
 }  // namespace
-
-/// A shared blackboard the world owns, the agents whose trees read each of its keys, and the one
-/// connection (of the world's router) through which its published changes reach them.
-struct World::SharedEntry {
-    std::unique_ptr<SharedBlackboard> blackboard;
-    std::vector<std::vector<Subscriber>> subscribers;  // per shared key
-    boost::signals2::scoped_connection router;
-};
 
 World::World() : bus_(std::make_unique<ChangeBus>()) {}
 

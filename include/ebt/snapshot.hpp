@@ -1,6 +1,8 @@
 // Snapshots: an agent's whole state saved between ticks to bytes, and restored into a new agent of
 // the same tree definition, in this process or another, so that it carries on exactly as if nothing
 // had happened (same traces, same statuses). docs/snapshots.md describes the format and its versions.
+// A whole World is saved and restored the same way (save_world / restore_world), and a squad moves
+// from one World to another with save_agents(world, handles) / restore_agents(world, ...).
 //
 //   std::vector<std::byte> bytes = ebt::save_agent(guard);                  // between ticks
 //   ...                                                                      // (write it, read it back)
@@ -36,6 +38,7 @@
 namespace ebt {
 
 class SharedBlackboard;
+class World;
 
 /// A snapshot that cannot be saved (a blackboard key whose type has no binary form) or restored into
 /// what the game gives (another tree definition, a shared scope without its blackboard). A file that
@@ -99,5 +102,62 @@ std::vector<SuspendedAction> suspended_actions(const Agent& agent);
 /// The handle of the suspended action `node` (Tree::find), or an invalid handle (valid() false) when
 /// that node is not suspended waiting for a resume. UsageError for a NodeRef of another tree.
 ResumeHandle resume_handle(const Agent& agent, NodeRef node);
+
+// ---- Worlds ---------------------------------------------------------------------------------------
+
+/// What the game gives each agent of a restored World again (the pointers a snapshot cannot hold).
+/// The bus and the shared blackboards are the world's own.
+struct WorldAgentOptions {
+    UserPointer user = {};              // SpawnOptions::user
+    TraceListener* listener = nullptr;  // the agent's own listener (SpawnOptions::listener), not owned
+};
+
+/// How restore_world() gives the agents their pointers, and names the bytes.
+struct WorldRestoreOptions {
+    /// Called once per saved agent, in slot order, with its handle (the same as in the saved world)
+    /// before anything changes in the world. No function: no user pointer and no listener.
+    std::function<WorldAgentOptions(AgentHandle)> agent = {};
+    /// Names the bytes in error messages (a file name).
+    std::string source = "snapshot";
+};
+
+/// Saves a whole World between frames: its clock, frame number, agent budget and round-robin cursor,
+/// its shared blackboards (names, keys, published and pending values), and every slot: the
+/// generation (so that handles stay the same and the handles of despawned agents stay stale), and for
+/// a live agent its tree, LOD interval, last tick time, awake bit, timer, shared bindings by name and
+/// its state (as save_agents saves it). The thread count is not saved: the restoring game chooses it.
+/// Throws UsageError inside a step or a callback of the world, or while despawned agents wait to be
+/// freed; SnapshotError for a blackboard key (of an agent or a shared blackboard) without a binary form.
+std::vector<std::byte> save_world(const World& world);
+
+/// Restores a save_world snapshot into `world`, which must be new: no agent ever spawned, no shared
+/// blackboard, no input observer (UsageError otherwise). Each agent's tree is the one among `trees`
+/// with its saved structural hash (SnapshotError naming a saved tree that none of them is). The
+/// world then steps exactly as the saved one would have: the same state hash after every later
+/// frame, the same traces, in both modes and at any thread count. Errors as restore_agents; the whole
+/// snapshot is read and checked, and every agent made, before the world changes: after an error the
+/// world is still empty. Nothing runs: no action is called and nothing is emitted. Suspended actions
+/// are re-bound with suspended_actions(*world.agent(handle)).
+void restore_world(World& world, std::span<const Tree> trees, std::span<const std::byte> snapshot,
+                   const WorldRestoreOptions& options = {});
+
+/// Saves some agents of `world` (a squad moving to another World) between frames: each agent's record
+/// (as save_agents), its LOD interval, how long ago (world time) it last ticked, its awake bit and
+/// timer, and the shared blackboards its scopes are bound to (names, keys and values). Despawn them in
+/// `world` afterwards to complete a move. Throws UsageError inside a frame, for a stale handle or one
+/// given twice; SnapshotError as save_world.
+std::vector<std::byte> save_agents(const World& world, std::span<const AgentHandle> handles);
+
+/// Restores the agents of a save_agents(world, ...) snapshot into `world`, between frames, in new slots
+/// (the handles returned, in the saved order), as if they had always been there: each scope is bound
+/// to this world's shared blackboard of the saved name, or, when it has none, to a new one created
+/// with the saved keys and values (the squad's blackboard moves with it). The agent keeps its timers
+/// and its place in the world's time: it ticks next when it would have in the old world, provided
+/// this world's frames and clock run alike (the trace's tick numbers are this world's frames; a world
+/// at an earlier frame, or with a clock behind the time since an agent's last tick, is refused with
+/// SnapshotError). An LOD interval above 1 ticks in the frames of its new slot. `options.agent(saved
+/// handle)` gives each agent's pointers. Errors as restore_world; after one, the world is unchanged.
+std::vector<AgentHandle> restore_agents(World& world, std::span<const Tree> trees, std::span<const std::byte> snapshot,
+                                        const WorldRestoreOptions& options = {});
 
 }  // namespace ebt

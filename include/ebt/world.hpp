@@ -60,6 +60,9 @@ namespace ebt {
 
 struct WorldTestAccess;
 struct WorldParallelTestAccess;
+namespace detail {
+struct WorldSnapshotAccess;
+}
 
 /// Receives the trace events of every agent of a World (World::add_listener), with the agent's handle
 /// and the agent, whose tree names the node: `agent.tree().path(event.node)`. Called synchronously
@@ -289,6 +292,7 @@ private:
     friend struct WorldParallelTestAccess;  // tests/world_parallel_test.cpp: small frames in parallel
     /// Agents per task, and frames of fewer than 2 * grain agents tick on the calling thread (after set_threads).
     void set_parallel_grain_for_test(std::uint32_t grain);
+    friend struct detail::WorldSnapshotAccess;  // engine/snapshot/world_snapshot.cpp: save_world, restore_world
 
     struct Slot;
     struct Forwarder;
