@@ -140,7 +140,18 @@ void World::tick_in_parallel(FrameMetrics& m) {
 void World::apply_deferred_writes() {
     ParallelState& p = *parallel_;
     p.merged.clear();
-    for (const detail::ParallelBuffer& buffer : p.buffers) p.merged.insert(p.merged.end(), buffer.writes.begin(), buffer.writes.end());
+    std::size_t value_bytes = 0;
+    for (const detail::ParallelBuffer& buffer : p.buffers) {
+        p.merged.insert(p.merged.end(), buffer.writes.begin(), buffer.writes.end());
+        value_bytes += buffer.bytes.size();
+    }
+    // Work stealing gives each thread another share of the agents every frame: every thread gets room
+    // for the whole frame's writes, so that once a frame's workload was seen no later frame of that
+    // size allocates, however the agents are shared out.
+    for (detail::ParallelBuffer& buffer : p.buffers) {
+        buffer.writes.reserve(p.merged.size());
+        buffer.bytes.reserve(value_bytes);
+    }
     // A tick's writes all come from one thread, numbered in call order: sorted, they are in slot
     // order, then call order, as with one thread (where the last write of a frame wins).
     std::sort(p.merged.begin(), p.merged.end(), [](const detail::DeferredSharedWrite& a, const detail::DeferredSharedWrite& b) {
