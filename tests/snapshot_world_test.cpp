@@ -408,6 +408,40 @@ TEST_CASE("world snapshot: bytes changed under a valid checksum restore or are r
 
 namespace {
 
+/// The bytes of `bytes` with the string `name` (its length byte and text) at its first place replaced by
+/// an empty string, and the checksum made valid again.
+std::vector<std::byte> with_empty_string(std::vector<std::byte> bytes, const std::string& name) {
+    std::vector<std::byte> pattern = {static_cast<std::byte>(name.size())};
+    for (const char c : name) pattern.push_back(static_cast<std::byte>(c));
+    const auto at = std::search(bytes.begin(), bytes.end(), pattern.begin(), pattern.end());
+    REQUIRE(at != bytes.end());
+    *at = std::byte{0};
+    bytes.erase(at + 1, at + 1 + static_cast<std::ptrdiff_t>(name.size()));
+    recompute_checksum(bytes);
+    return bytes;
+}
+
+}  // namespace
+
+// Found by the snapshot fuzzer: an empty name reached SharedBlackboard's constructor, whose UsageError
+// (not a FileFormatError) ended the program.
+TEST_CASE("world snapshot: a shared blackboard or shared key with an empty name is refused as corrupt") {
+    Game game(4, Mode::Event, 6);
+    const std::vector<std::byte> bytes = small_world_bytes(game);
+    const std::string key = game.world->shared("red")->schema().info(0).name;
+    for (const std::string& name : {std::string("red"), key}) {
+        CAPTURE(name);
+        World world;
+        const std::string error = error_of([&] { restore_world(world, game.trees, with_empty_string(bytes, name)); });
+        CHECK(error.starts_with("FileFormatError: snapshot: byte "));
+        CHECK(error.ends_with(name == "red" ? "corrupt: a shared blackboard with an empty name"
+                                            : "corrupt: shared blackboard 'red' has a key with an empty name"));
+        CHECK(empty(world));
+    }
+}
+
+namespace {
+
 /// Two worlds stepped in lockstep: A holds a squad (bound to its own shared blackboard "squad") and
 /// other NPCs (bound to "others"); B holds NPCs of its own ("locals"). With `move_before` >= 0 the squad
 /// moves from A to B before that frame (after the game's inputs): saved from A, despawned there,

@@ -119,9 +119,14 @@ SharedImage read_shared(io::ByteReader& in, std::span<const std::byte> bytes, co
                         const std::string& source, const char* who) {
     SharedImage image;
     image.name = in.string(1 << 16);
+    if (image.name.empty()) in.fail("corrupt: a shared blackboard with an empty name");
     image.keys.resize(static_cast<std::size_t>(in.count("shared keys")));
+    if (image.keys.size() >= kNoKey - 1u)
+        in.fail("corrupt: shared blackboard '" + image.name + "' has " + std::to_string(image.keys.size()) + " keys (at most " +
+                std::to_string(kNoKey - 2u) + ")");
     for (SharedImage::Key& key : image.keys) {
         key.name = in.string(1 << 16);
+        if (key.name.empty()) in.fail("corrupt: shared blackboard '" + image.name + "' has a key with an empty name");
         for (const SharedImage::Key& other : image.keys) {
             if (&other == &key) break;
             if (other.name == key.name) in.fail("corrupt: shared blackboard '" + image.name + "' has two keys '" + key.name + "'");
