@@ -11,6 +11,7 @@
 #include <ebt/xml.hpp>
 #endif
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <map>
