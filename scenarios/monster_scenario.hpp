@@ -134,12 +134,9 @@ public:
     void think(Duration dt, std::span<const MonsterInputs> inputs, std::span<MonsterOutputs> outputs) override;
     const char* name() const noexcept override { return "tree"; }
 
+    /// The world of the monsters' agents (monster i is the agent spawned i-th, on the first think()).
     World& world() noexcept { return *world_; }
     const Tree& tree() const noexcept { return tree_; }
-    /// Monster i's agent (spawned on the first think()); an invalid handle before that.
-    AgentHandle handle(std::size_t monster) const;
-    /// A lifecycle listener for monster `monster`'s agent (not owned), attached when it is spawned.
-    void set_listener(std::size_t monster, TraceListener* listener);
 
     /// What an agent's actions reach through its user pointer: its monster's outputs while the brain
     /// thinks, nullptr otherwise (an agent destroyed with the brain still runs its onTerminate, when
@@ -155,8 +152,6 @@ private:
     std::unique_ptr<World> world_;
     Key<float> health_, player_dist_, home_dist_;
     std::vector<AgentHandle> agents_;
-    std::size_t listener_monster_ = 0;
-    TraceListener* listener_ = nullptr;
 };
 
 struct MonsterConfig {
@@ -200,11 +195,6 @@ public:
     std::uint64_t hash() const;
 
     static constexpr double kWidth = 100.0, kHeight = 100.0;
-
-    /// For tests: sets monster i's health (the hysteresis test holds a monster at a boundary).
-    void set_health(std::size_t monster, double health) { monsters_.at(monster).health = health; }
-    /// For tests: puts the player at `pos`, standing still until the next walk draw.
-    void place_player(Vec2 pos);
 
 private:
     void move_player(double dt);

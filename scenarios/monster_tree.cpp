@@ -88,16 +88,6 @@ TreeBrain::TreeBrain(Tree tree, Mode mode) : tree_(std::move(tree)), mode_(mode)
 
 TreeBrain::~TreeBrain() = default;
 
-AgentHandle TreeBrain::handle(std::size_t monster) const {
-    return monster < agents_.size() ? agents_[monster] : AgentHandle{};
-}
-
-void TreeBrain::set_listener(std::size_t monster, TraceListener* listener) {
-    listener_monster_ = monster;
-    listener_ = listener;
-    if (monster < agents_.size()) world_->set_listener(agents_[monster], listener);
-}
-
 void TreeBrain::think(Duration dt, std::span<const MonsterInputs> inputs, std::span<MonsterOutputs> outputs) {
     if (agents_.empty()) {
         seats_.resize(inputs.size());
@@ -107,7 +97,6 @@ void TreeBrain::think(Duration dt, std::span<const MonsterInputs> inputs, std::s
             options.mode = mode_;
             options.seed = i;
             options.user = &seats_[i];
-            if (i == listener_monster_) options.listener = listener_;
             agents_.push_back(world_->spawn(tree_, std::move(options)));
         }
     }

@@ -94,11 +94,6 @@ MonsterWorld::MonsterWorld(MonsterConfig config, MonsterBrain& brain) : config_(
     }
 }
 
-void MonsterWorld::place_player(Vec2 pos) {
-    player_ = pos;
-    player_velocity_ = {};
-}
-
 void MonsterWorld::move_player(double dt) {
     if (frame_ % kWalkDrawFrames == 0) {
         if (uniform(rng_, 0.0, 1.0) < kPlayerStandChance) {

@@ -143,8 +143,8 @@ int main(int argc, char** argv) {
 
     std::uint64_t changes = 0;
     std::optional<MonsterState> traced;
+    std::vector<MonsterState> before(world.outputs().size());
     for (std::uint64_t f = 1; f <= frames; ++f) {
-        std::vector<MonsterState> before(world.outputs().size());
         for (std::size_t i = 0; i < before.size(); ++i) before[i] = world.state(i);
         world.step();
         for (std::size_t i = 0; i < before.size(); ++i)
