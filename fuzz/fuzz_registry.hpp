@@ -1,7 +1,7 @@
 // The registry the XML fuzzer loads against (also used by tests/xml_save_test.cpp to check that every
 // seed in fuzz/corpus/ loads). Its actions and conditions cover every port type and direction the
-// loader handles, and port defaults; Patrol, Attack and Runaway match the guard scenario's, so samples/guard.xml is a
-// valid seed.
+// loader handles, port defaults and parameter rules (range, one_of, required); Patrol, Attack and
+// Runaway match the guard scenario's, so samples/guard.xml is a valid seed.
 #pragma once
 
 #include <ebt/ebt.hpp>
@@ -35,6 +35,11 @@ inline Registry registry() {
     reg.add_condition("IsSeeEnemy", [](const ConditionContext& ctx) { return ctx.in<bool>(0); },
                       {input_port<bool>("enemy_seen").default_key()});
     reg.add_action("Aim", success, {input_port<float>("distance").default_key("range"), input_port<int>("power").default_value(3)});
+    // Parameters (docs/parameters.md): a range with a default, a set of strings, a required port.
+    reg.add_action("Look", success,
+                   {input_port<float>("sight").describe("how far the guard sees").range(0, 50).default_value(10.f),
+                    input_port<std::string>("mode").describe("what the guard does").one_of({"patrol", "guard"}).default_value("patrol"),
+                    input_port<int>("burst").describe("bullets per burst").range(1, 5).required()});
     return reg;
 }
 

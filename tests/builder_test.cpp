@@ -560,11 +560,11 @@ TEST_CASE("builder: port bindings; an unknown port name is an error") {
                         .end();
     CHECK(ok.size() == 2);
     CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).key<int>("target").sequence().action("Attack", Bindings{{"tgt", "target"}}),
-                         "tree 't', at /Sequence: action 'Attack' has no port 'tgt'", BuildError);
+                         "tree 't', at /Sequence: action 'Attack' has no port 'tgt' (ports: target)", BuildError);
     CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).key<float>("d").sequence().condition("InRange", Bindings{{"dist", "d"}}),
-                         "tree 't', at /Sequence: condition 'InRange' has no port 'dist'", BuildError);
+                         "tree 't', at /Sequence: condition 'InRange' has no port 'dist' (ports: distance)", BuildError);
     CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).sequence().condition("CanSee", Bindings{{"x", "y"}}),
-                         "tree 't', at /Sequence: condition 'CanSee' has no port 'x'", BuildError);
+                         "tree 't', at /Sequence: condition 'CanSee' has no port 'x' (it has no ports)", BuildError);
 }
 
 TEST_CASE("builder errors: a key declared twice") {

@@ -86,7 +86,7 @@ TEST_CASE("port_value: numbers convert to the port's type only when exact") {
     CHECK(build_error([&] { TreeBuilder("t", reg).action("MoveTo").port_value("speed", true); }) ==
           "tree 't', node /Action 'MoveTo': port 'speed' of Action 'MoveTo' is float; the value given (true) is bool");
     CHECK(build_error([&] { TreeBuilder("t", reg).action("MoveTo").port_value("sped", 1.0f); }) ==
-          "tree 't', node /Action 'MoveTo': Action 'MoveTo' has no port 'sped'");
+          "tree 't', node /Action 'MoveTo': Action 'MoveTo' has no port 'sped' (ports: speed steps)");
     CHECK(build_error([&] { TreeBuilder("t", reg).sequence().always_success().port_value("speed", 1.0f); }) ==
           "tree 't', node /Sequence/AlwaysSuccess[0]: port_value() applies to an action or a registered condition node");
 }

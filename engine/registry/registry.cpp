@@ -3,6 +3,7 @@
 #include <ebt/registry.hpp>
 #include <ebt/xml.hpp>
 
+#include "tree/builder_internal.hpp"
 #include "xml/xml_internal.hpp"
 
 namespace ebt {
@@ -13,7 +14,111 @@ namespace {
 std::string too_many_ports(const std::vector<PortSpec>& ports) {
     return std::to_string(ports.size()) + " ports (at most " + std::to_string(limits::kMaxPorts) + ")";
 }
+/// A number value as a long double (exact for every number type ebt has), or nullopt for another type.
+std::optional<long double> number_of(const TypeInfo* type, const void* value) {
+    if (type == type_of<int>()) return *static_cast<const int*>(value);
+    if (type == type_of<unsigned>()) return *static_cast<const unsigned*>(value);
+    if (type == type_of<long>()) return static_cast<long double>(*static_cast<const long*>(value));
+    if (type == type_of<long long>()) return static_cast<long double>(*static_cast<const long long*>(value));
+    if (type == type_of<float>()) return *static_cast<const float*>(value);
+    if (type == type_of<double>()) return *static_cast<const double*>(value);
+    return std::nullopt;
+}
+
+/// `v` as a value of the port's type `to`: itself when it has that type, a number converted exactly,
+/// else nullopt.
+std::optional<Value> as_port_type(const Value& v, const TypeInfo* to) {
+    if (v.type() == to) return v;
+    if (auto bytes = detail::convert_number(v.type(), v.data(), to)) return Value(to, bytes->data());
+    return std::nullopt;
+}
+
+/// The literal text of `v` (of a type with a literal form), or "?" when it has none.
+std::string text_of(const Value& v) { return xml::format_value(v.type(), v.data()).value_or("?"); }
+
+/// Checks port `p`'s parameter rules (range, one_of, required) and converts their values to its type,
+/// filling their texts. `port` is "action 'X' port 'p'" for messages.
+void check_allowed(const std::string& port, PortSpec& p, bool is_condition) {
+    PortAllowed& a = p.allowed;
+    const std::string type = p.type ? p.type->name : "?";
+    if (p.must_be_given && p.fallback.kind != PortDefault::Kind::None)
+        throw BuildError(port + " is required and has a default: a required port has none (drop one of them)");
+    if (p.description.find('\0') != std::string::npos)
+        throw BuildError(port + " has a description with a NUL character (XML cannot hold one)");
+    if (!a.any()) return;
+    if (!is_condition && p.direction == PortDirection::Out)
+        throw BuildError(port + " is an output: range() and one_of() constrain values given to a node, an output's are written by it");
+    if (a.min.type() && !a.one_of.empty()) throw BuildError(port + " has both range() and one_of(): give one of them");
+    a.texts.clear();
+    if (a.min.type()) {
+        if (!detail::is_number(p.type))
+            throw BuildError(port + " (" + type + ") has a range, which only number ports (int, unsigned, long, long long, float, double) "
+                             "can have: use one_of()");
+        for (Value* bound : {&a.min, &a.max}) {
+            std::optional<Value> converted = bound->type() ? as_port_type(*bound, p.type) : std::nullopt;
+            if (!converted)
+                throw BuildError(port + " (" + type + ") has the range bound " + (bound->type() ? text_of(*bound) : "?") + " (" +
+                                 (bound->type() ? bound->type()->name : "?") + "), which does not convert exactly to " + type);
+            *bound = std::move(*converted);
+            // A bound must read back as itself (not so for NaN or infinities).
+            Value back(p.type);
+            const std::optional<std::string> text = xml::format_value(p.type, bound->data());
+            if (!text || !xml::parse_value(p.type, *text, back.data()) || back != *bound)
+                throw BuildError(port + " has a range bound with no literal form (" + text.value_or("?") + ")");
+            a.texts.push_back(*text);
+        }
+        if (*number_of(p.type, a.min.data()) > *number_of(p.type, a.max.data()))
+            throw BuildError(port + " has the range " + a.texts[0] + " to " + a.texts[1] + ", whose low end is above its high end");
+    } else {
+        if (!p.type || !xml::has_literal_form(p.type))
+            throw BuildError(port + " (" + type + ") has one_of(), but its type has no literal form (bool, int, unsigned, long, long long, "
+                             "float, double, std::string, an enum added with add_enum, a user type with format/parse)");
+        for (Value& v : a.one_of) {
+            std::optional<Value> converted = as_port_type(v, p.type);
+            if (!converted)
+                throw BuildError(port + " (" + type + ") lists " + text_of(v) + " (" + (v.type() ? v.type()->name : "?") +
+                                 ") in one_of(), which is not a " + type);
+            v = std::move(*converted);
+            const std::optional<std::string> text = xml::format_value(p.type, v.data());
+            Value back(p.type);
+            if (!text || !xml::parse_value(p.type, *text, back.data()) || back != v)
+                throw BuildError(port + " lists a value with no literal form in one_of() (" + text.value_or("?") + ")");
+            // The model export writes the list separated by ';' (as BehaviorTree.CPP writes vectors).
+            if (text->find(';') != std::string::npos)
+                throw BuildError(port + " lists '" + *text + "' in one_of(): an allowed value cannot contain ';'");
+            for (const std::string& earlier : a.texts)
+                if (earlier == *text) throw BuildError(port + " lists '" + *text + "' twice in one_of()");
+            a.texts.push_back(*text);
+        }
+    }
+    if (p.fallback.kind == PortDefault::Kind::Value) {
+        const std::string problem = detail::port_value_problem(p, p.fallback.value.data());
+        if (!problem.empty()) throw BuildError(port + " has a default value that is not allowed: " + problem);
+    }
+}
+
 }  // namespace
+
+std::string detail::port_allowed_text(const PortSpec& p) {
+    const PortAllowed& a = p.allowed;
+    if (a.min.type() && a.texts.size() == 2) return a.texts[0] + " to " + a.texts[1];
+    std::string list;
+    for (const std::string& t : a.texts) list += (list.empty() ? "" : ", ") + t;
+    return list;
+}
+
+std::string detail::port_value_problem(const PortSpec& p, const void* value) {
+    const PortAllowed& a = p.allowed;
+    if (a.min.type()) {
+        const std::optional<long double> v = number_of(p.type, value);
+        if (v && *v >= *number_of(p.type, a.min.data()) && *v <= *number_of(p.type, a.max.data())) return {};
+        return xml::format_value(p.type, value).value_or("?") + " is outside the allowed range " + port_allowed_text(p);
+    }
+    if (a.one_of.empty()) return {};
+    for (const Value& allowed : a.one_of)
+        if (allowed == Value(p.type, value)) return {};
+    return "'" + xml::format_value(p.type, value).value_or("?") + "' is not one of the allowed values: " + port_allowed_text(p);
+}
 
 // A port default must be usable everywhere a port is bound: in code and in XML files (where a key
 // default is written {key} and a value default as a literal, see docs/xml.md).
@@ -54,6 +159,7 @@ void detail::check_port_defaults(const std::string& what, std::vector<PortSpec>&
                 throw BuildError(port + " has a default value with no literal form (" + text.value_or("?") + ")");
             d.text = *text;
         }
+        check_allowed(port, p, is_condition);
     }
 }
 

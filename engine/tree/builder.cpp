@@ -96,18 +96,40 @@ SourceNode& detail::BuilderState::last(const char* modifier) {
     return nodes[last_added];
 }
 
+// " (ports: range mode)" or " (it has no ports)": the end of an unknown-port message, as the XML
+// loader writes it.
+std::string detail::port_names_text(const std::vector<PortSpec>& ports) {
+    if (ports.empty()) return " (it has no ports)";
+    std::string list;
+    for (const auto& p : ports) list += " " + p.name;
+    return " (ports:" + list + ")";
+}
+
+// The message for a required port that a node leaves without a value (see PortSpec::required).
+std::string detail::required_port_problem(const std::string& what, const PortSpec& p) {
+    const std::string allowed = port_allowed_text(p);
+    return what + " port '" + p.name + "' (" + p.type->name + ") is required: give it a literal with port_value(\"" + p.name +
+           "\", ...) or a key in the node's bindings" + (allowed.empty() ? std::string() : " (allowed: " + allowed + ")");
+}
+
 // Every port's key: the one given, else the port's default (a key, or a private constant declared
-// here and recorded in `literals` as the port's literal), else the key named like the port.
+// here and recorded in `literals` as the port's literal), else the key named like the port. A
+// required port not given is an error at once where no port_value() can follow (`literals` null: a
+// condition inside a predicate), else it is remembered until port_value() gives it or end() refuses it.
 Bindings detail::BuilderState::resolve_bindings(const std::vector<PortSpec>& ports, const Bindings& given,
                                               const std::string& what, std::vector<std::pair<std::string, std::string>>* literals) {
     for (const auto& binding : given) {
         const std::string& port_name = binding.first;  // (clang 14 cannot capture a structured binding)
         const bool known = std::any_of(ports.begin(), ports.end(), [&](const PortSpec& p) { return p.name == port_name; });
-        if (!known) fail_here(what + " has no port '" + port_name + "'");
+        if (!known) fail_here(what + " has no port '" + port_name + "'" + port_names_text(ports));
     }
     Bindings out;
     for (const auto& p : ports) {
         auto it = std::find_if(given.begin(), given.end(), [&](const auto& b) { return b.first == p.name; });
+        if (it == given.end() && p.must_be_given) {
+            if (!literals) fail_here(required_port_problem(what, p));
+            unset_required.push_back({static_cast<std::int32_t>(nodes.size()), p.name, required_port_problem(what, p)});
+        }
         if (it != given.end()) out.emplace_back(p.name, it->second);
         else if (p.fallback.kind == PortDefault::Kind::Key) out.emplace_back(p.name, p.fallback.key);
         else if (p.fallback.kind == PortDefault::Kind::Value) out.emplace_back(p.name, default_constant(p, literals));
@@ -152,6 +174,10 @@ std::shared_ptr<const Predicate::Node> detail::BuilderState::resolve(const std::
     default: break;
     }
     return copy;
+}
+
+void detail::BuilderState::given_value(std::int32_t node, const std::string& port) {
+    std::erase_if(unset_required, [&](const UnsetRequired& u) { return u.node == node && u.port == port; });
 }
 
 std::string detail::BuilderState::known_conditions() const {
@@ -438,6 +464,7 @@ TreeBuilder& TreeBuilder::port_literal(std::string port, std::string text) {
     if (!bindings) impl_->fail_here("port_literal() applies to an action or a registered condition node");
     const bool known = std::any_of(bindings->begin(), bindings->end(), [&](const auto& b) { return b.first == port; });
     if (!known) impl_->fail_here(describe_source(n) + " has no port '" + port + "'");
+    impl_->given_value(impl_->last_added, port);
     n.literals.emplace_back(std::move(port), std::move(text));
     return *this;
 }
@@ -520,7 +547,8 @@ TreeBuilder& TreeBuilder::port_value_raw(std::string port, const TypeInfo* type,
         impl_->fail(at, "port_value() applies to an action or a registered condition node");
     const std::vector<PortSpec>& ports = n.kind == NodeKind::Action ? n.action_spec->ports : n.predicate->spec->ports;
     const auto spec = std::find_if(ports.begin(), ports.end(), [&](const PortSpec& p) { return p.name == port; });
-    if (spec == ports.end()) impl_->fail(at, describe_source(n) + " has no port '" + port + "'");
+    if (spec == ports.end()) impl_->fail(at, describe_source(n) + " has no port '" + port + "'" + detail::port_names_text(ports));
+    const std::string allowed = detail::port_allowed_text(*spec);
 
     std::vector<std::byte> bytes;
     if (type == spec->type) {
@@ -532,8 +560,14 @@ TreeBuilder& TreeBuilder::port_value_raw(std::string port, const TypeInfo* type,
         const bool numbers = detail::is_number(type) && detail::is_number(spec->type);
         impl_->fail(at, "port '" + port + "' of " + describe_source(n) + " is " + spec->type->name + "; the value given" +
                             (text ? " (" + *text + ")" : std::string()) + " is " + type->name +
-                            (numbers ? " and does not convert to it exactly" : std::string()));
+                            (numbers ? " and does not convert to it exactly" : std::string()) +
+                            (allowed.empty() ? std::string() : " (allowed: " + allowed + ")"));
     }
+    // The parameter's rules (PortSpec::range / one_of), checked once, here, rather than per tick.
+    if (const std::string problem = detail::port_value_problem(*spec, bytes.data()); !problem.empty())
+        impl_->fail(at, std::string(n.kind == NodeKind::Action ? "action '" + n.name : "condition '" + n.predicate->name) +
+                            "' port '" + port + "': " + problem);
+    impl_->given_value(at, port);
     // A private constant key ("=port#N", as the XML loader names literal keys), recorded as the port's
     // literal so that savers write the value back.
     std::string key;
@@ -587,6 +621,11 @@ Tree TreeBuilder::end() {
         impl_->error = {static_cast<std::int32_t>(impl_->open.back()),
                         "end() with " + std::to_string(impl_->open.size()) + " open node(s): " + list + " (close each with back())"};
         throw BuildError("tree '" + impl_->name + "': " + impl_->error.problem);
+    }
+    // A required port that neither a binding nor port_value() gave (see resolve_bindings).
+    if (!impl_->unset_required.empty()) {
+        const auto& first = impl_->unset_required.front();
+        impl_->fail(first.node, first.problem);
     }
     impl_->ended = true;
     return impl_->compile();

@@ -57,6 +57,13 @@ std::string predicate_limit_problem(const Predicate::Node& n, const std::string&
 /// A source node as it appears in a path or a message: "Kind" or "Kind 'label or name'".
 std::string describe_source(const SourceNode& n);
 
+/// " (ports: a b)" or " (it has no ports)", the end of an unknown-port message.
+std::string port_names_text(const std::vector<PortSpec>& ports);
+
+/// "action 'Look' port 'range' (float) is required: ..." for a required port a node left unset;
+/// `what` is "action 'Look'".
+std::string required_port_problem(const std::string& what, const PortSpec& p);
+
 /// The builder's state: the source nodes added so far (in the order they were added: pre-order),
 /// each one's parent, the nodes still open, and the declared keys. Owned by its TreeBuilder; compiled
 /// once by end().
@@ -72,6 +79,14 @@ struct BuilderState {
     std::uint32_t subtree_uses = 0;
     std::uint32_t default_constants = 0;  // private keys declared for value defaults (their "#N")
     mutable TreeBuilder::ErrorDetail error;  // the last error thrown (see TreeBuilder::last_error)
+    /// Required ports (PortSpec::required) a node has not given yet: port_value() may still give
+    /// them; end() refuses the first one left.
+    struct UnsetRequired {
+        std::int32_t node;
+        std::string port;
+        std::string problem;
+    };
+    std::vector<UnsetRequired> unset_required;
 
     /// The path of source node `index` ("/" for -1), shortened when deep (node_path.hpp).
     std::string path(std::int32_t index) const;
@@ -102,6 +117,9 @@ struct BuilderState {
     /// A copy of predicate `n` with its conditions resolved against the registry and their ports bound.
     std::shared_ptr<const Predicate::Node> resolve(const std::shared_ptr<const Predicate::Node>& n,
                                                    std::vector<std::pair<std::string, std::string>>* literals = nullptr);
+
+    /// Node `node`'s port `port` was given a value (port_value, port_literal): no longer unset.
+    void given_value(std::int32_t node, const std::string& port);
 
     /// " (registered: a b c)" and the like, for unknown-name messages.
     std::string known_conditions() const;

@@ -88,14 +88,20 @@ void Session::use_key(Ctx& ctx, const std::string& key, const TypeInfo* type, co
     ctx.keys.push_back(std::move(k));
 }
 
-std::string Session::declare_literal(Ctx& ctx, const std::string& port, const TypeInfo* type, std::string_view text,
-                                     const Site& site, const std::string& path, const std::string& what) {
+std::string Session::declare_literal(Ctx& ctx, const PortSpec& p, std::string_view text, const Site& site, const std::string& path,
+                                     const std::string& what) {
+    const TypeInfo* type = p.type;
     if (!has_literal_form(type))
         fail(site, ctx, path, what + " has type " + type->name + ", which has no literal form: bind it to a key with {key}");
+    const std::string allowed = ebt::detail::port_allowed_text(p);
     Value value(type);
-    if (!parse_value(type, text, value.data())) fail(site, ctx, path, what + ": " + not_a_valid(type, text));
+    if (!parse_value(type, text, value.data()))
+        fail(site, ctx, path, what + ": " + not_a_valid(type, text) + (allowed.empty() ? "" : " (allowed: " + allowed + ")"));
+    // The parameter's rules, checked here once rather than by the action on every tick.
+    if (const std::string problem = ebt::detail::port_value_problem(p, value.data()); !problem.empty())
+        fail(site, ctx, path, what + ": " + problem);
     KeyDecl k;
-    k.name = "=" + port + "#" + std::to_string(ctx.literals++);
+    k.name = "=" + p.name + "#" + std::to_string(ctx.literals++);
     k.type = type;
     k.initial = std::move(value);
     k.site = site;
@@ -446,7 +452,8 @@ void Session::analyze_ports(Ctx& ctx, const Document& doc, const pugi::xml_node&
         const Site site = a ? attribute_site(doc, el, p.name) : ir.site;
         if (!a && p.fallback.kind == PortDefault::Kind::None)
             fail(site, ctx, ir.path, port_what + " (" + p.type->name + ") is missing: write " + p.name + "=\"{key}\", " + p.name +
-                                         "=\"{=}\" (the key '" + p.name + "') or a literal value");
+                                         "=\"{=}\" (the key '" + p.name + "') or a literal value" +
+                                         (p.allowed.any() ? " (allowed: " + ebt::detail::port_allowed_text(p) + ")" : ""));
         // A port left out takes its registered default, read as if written.
         const std::string value = a ? std::string(a.value()) : port_default_text(p);
         if (value.size() >= 2 && value.front() == '{' && value.back() == '}') {
@@ -461,7 +468,7 @@ void Session::analyze_ports(Ctx& ctx, const Document& doc, const pugi::xml_node&
         } else {
             if (!is_condition && p.direction == PortDirection::Out)
                 fail(site, ctx, ir.path, port_what + " is an output: it needs a {key}, not the literal '" + value + "'");
-            const std::string key = declare_literal(ctx, p.name, p.type, value, site, ir.path, port_what);
+            const std::string key = declare_literal(ctx, p, value, site, ir.path, port_what);
             ir.bindings.emplace_back(p.name, key);
             ir.literals.emplace_back(p.name, value);
         }

@@ -38,6 +38,54 @@ bool same_default(const PortSpec& p, std::string_view text) {
     return false;
 }
 
+// Whether a model's ebt_min / ebt_max (`text`) is the registered bound `bound` (compared by value).
+bool same_bound(const PortSpec& p, const Value& bound, std::string_view text) {
+    if (!bound.type()) return false;
+    Value value(p.type);
+    return parse_value(p.type, text, value.data()) && value == bound;
+}
+
+// Whether a model's ebt_one_of list (`text`, ';'-separated) holds the registered values, in any order.
+bool same_one_of(const PortSpec& p, std::string_view text) {
+    std::vector<Value> listed;
+    for (std::size_t start = 0;;) {
+        const std::size_t end = std::min(text.find(';', start), text.size());
+        Value value(p.type);
+        if (!parse_value(p.type, text.substr(start, end - start), value.data())) return false;
+        if (std::find(listed.begin(), listed.end(), value) == listed.end()) listed.push_back(std::move(value));
+        if (end == text.size()) break;
+        start = end + 1;
+    }
+    const std::vector<Value>& registered = p.allowed.one_of;
+    if (listed.size() != registered.size()) return false;
+    return std::all_of(listed.begin(), listed.end(),
+                       [&](const Value& v) { return std::find(registered.begin(), registered.end(), v) != registered.end(); });
+}
+
+// What the registry says of `p`'s allowed values and required flag, as the model would write them.
+std::string registered_rules(const PortSpec& p) {
+    std::string s;
+    const PortAllowed& a = p.allowed;
+    if (a.min.type() && a.texts.size() == 2) s = "ebt_min=\"" + a.texts[0] + "\" ebt_max=\"" + a.texts[1] + "\"";
+    else if (!a.one_of.empty()) {
+        std::string list;
+        for (const auto& t : a.texts) list += (list.empty() ? "" : ";") + t;
+        s = "ebt_one_of=\"" + list + "\"";
+    }
+    if (p.must_be_given) s += std::string(s.empty() ? "" : " ") + "ebt_required=\"true\"";
+    return s.empty() ? "no range, set or required flag" : s;
+}
+
+// Whether the ebt_* attributes a model gives port `p` (those present) agree with the registry.
+bool same_rules(const PortSpec& p, const ModelPort& port) {
+    const PortAllowed& a = p.allowed;
+    if (port.min && !same_bound(p, a.min, *port.min)) return false;
+    if (port.max && !same_bound(p, a.max, *port.max)) return false;
+    if (port.one_of && (a.one_of.empty() || !same_one_of(p, *port.one_of))) return false;
+    if (port.required && (*port.required == "true") != p.must_be_given) return false;
+    return true;
+}
+
 }  // namespace
 
 void Session::read_model(const Document& doc, const pugi::xml_node& model) {
@@ -66,6 +114,10 @@ void Session::read_model(const Document& doc, const pugi::xml_node& model) {
             port.direction = kind;
             port.type = p.attribute("type").value();
             if (pugi::xml_attribute d = p.attribute("default")) port.default_value = d.value();
+            if (pugi::xml_attribute a = p.attribute("ebt_min")) port.min = a.value();
+            if (pugi::xml_attribute a = p.attribute("ebt_max")) port.max = a.value();
+            if (pugi::xml_attribute a = p.attribute("ebt_one_of")) port.one_of = a.value();
+            if (pugi::xml_attribute a = p.attribute("ebt_required")) port.required = a.value();
             port.site = element_site(doc, p);
             if (port.name.empty()) fail_at(port.site, "", "", "<" + kind + "> of '" + id + "' in <TreeNodesModel> needs a name");
             if (!port_names.insert(port.name).second)
@@ -105,6 +157,10 @@ void Session::read_model(const Document& doc, const pugi::xml_node& model) {
                 fail_at(port.site, "", "", "<TreeNodesModel> gives port '" + port.name + "' of '" + id + "' the default \"" +
                                                *port.default_value + "\", but it is registered " + registered);
             }
+            // ebt's parameter rules, where the model gives them (a file from another tool has none).
+            if (!same_rules(*it, port))
+                fail_at(port.site, "", "", "<TreeNodesModel> gives port '" + port.name + "' of '" + id +
+                                               "' other allowed values than the registry (registered: " + registered_rules(*it) + ")");
         }
     }
 }

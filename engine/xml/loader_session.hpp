@@ -116,6 +116,9 @@ struct ModelPort {
     std::string type;
     std::optional<std::string> default_value;
     Site site;
+    // ebt's parameter rules as the model export writes them (docs/parameters.md); absent in files
+    // from other tools. The description (the element's text) is not kept: the registry's is the one used.
+    std::optional<std::string> min, max, one_of, required;
 };
 
 struct KeyDecl {
@@ -229,8 +232,10 @@ private:
                          std::string_view code);
     void use_key(Ctx& ctx, const std::string& key, const TypeInfo* type, const Site& site, const std::string& path,
                  const std::string& what, bool declare_always = false);
-    std::string declare_literal(Ctx& ctx, const std::string& port, const TypeInfo* type, std::string_view text,
-                                const Site& site, const std::string& path, const std::string& what);
+    /// Declares the private constant key holding literal `text` for port `p`, after checking that it
+    /// parses as the port's type and is one of the values the port allows (PortSpec::range / one_of).
+    std::string declare_literal(Ctx& ctx, const PortSpec& p, std::string_view text, const Site& site, const std::string& path,
+                                const std::string& what);
     const TypeInfo* type_named(std::string_view name);
 
     [[noreturn]] void fail(const Site& site, const Ctx& ctx, const std::string& path, const std::string& problem) const {

@@ -72,7 +72,10 @@ const char* port_element(PortDirection d, bool condition) {
     return "inout_port";
 }
 
-// One port of a registered node in the model, with its default as BehaviorTree.CPP v4 writes it.
+// One port of a registered node in the model, as BehaviorTree.CPP v4 writes it (name, type, default,
+// the description as the element's text), then ebt's parameter rules in attributes of its own, which
+// editors that do not know them skip (docs/parameters.md): ebt_min/ebt_max, ebt_one_of (';'-separated),
+// ebt_required.
 void append_port(pugi::xml_node node, const PortSpec& p, bool condition) {
     pugi::xml_node port = node.append_child(port_element(p.direction, condition));
     port.append_attribute("name") = p.name.c_str();
@@ -81,6 +84,17 @@ void append_port(pugi::xml_node node, const PortSpec& p, bool condition) {
         port.append_attribute("default") = (p.fallback.key == p.name ? std::string("{=}") : "{" + p.fallback.key + "}").c_str();
     else if (p.fallback.kind == PortDefault::Kind::Value)
         port.append_attribute("default") = p.fallback.text.c_str();
+    const PortAllowed& allowed = p.allowed;
+    if (allowed.min.type() && allowed.texts.size() == 2) {
+        port.append_attribute("ebt_min") = allowed.texts[0].c_str();
+        port.append_attribute("ebt_max") = allowed.texts[1].c_str();
+    } else if (!allowed.one_of.empty()) {
+        std::string list;
+        for (const std::string& t : allowed.texts) list += (list.empty() ? "" : ";") + t;
+        port.append_attribute("ebt_one_of") = list.c_str();
+    }
+    if (p.must_be_given) port.append_attribute("ebt_required") = "true";
+    if (!p.description.empty()) port.text().set(p.description.c_str());
 }
 
 bool same_ports(const std::vector<PortSpec>& a, const std::vector<PortSpec>& b) {

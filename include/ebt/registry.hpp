@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <optional>
 #include <span>
@@ -55,9 +56,25 @@ struct PortDefault {
     std::string text;                // Kind::Value: its literal text (filled when the spec is registered)
 };
 
+/// The values a parameter accepts (PortSpec::range / one_of): what the builder and the XML loader
+/// check a literal against, and what the model export shows designers. Filled by the PortSpec
+/// setters; converted to the port's type and checked when the spec is registered. Not checked on
+/// values a `{key}` brings at run time (docs/parameters.md, "What is checked when").
+struct PortAllowed {
+    Value min, max;                  // range(lo, hi): both set (numbers only), bounds included
+    std::vector<Value> one_of;       // one_of({...}): the allowed values, in the order given
+    std::vector<std::string> texts;  // their literal texts (min and max, or each one_of value): filled at registration
+    bool any() const noexcept { return min.type() != nullptr || !one_of.empty(); }
+};
+
 /// A port: a named, typed blackboard access of an action or condition. A node using the action binds
 /// each port to a key; a port the node leaves out gets its default (`fallback`), or without one the
 /// key with the port's own name.
+///
+/// A port is also the node's **parameter** for designers (docs/parameters.md): it may carry a
+/// one-line description, the values it accepts and a required flag, set with the chained setters
+/// below and checked once, at build or load time:
+///     ebt::input_port<float>("range").describe("how far the guard sees").range(0, 50).default_value(10.f)
 struct PortSpec {
     std::string name;
     const TypeInfo* type = nullptr;
@@ -66,6 +83,38 @@ struct PortSpec {
     /// detail::port_hash(name), filled when the spec is registered (Registry, TreeBuilder::action):
     /// what ctx.in<T>("name") compares. Two ports of one spec with the same name or hash are refused.
     std::uint64_t name_hash = 0;
+    /// One line for the editor's palette (the text of the model's <input_port>). Not checked by ebt.
+    std::string description{};
+    /// The values a literal for this port may have (range or one_of; neither: any value of the type).
+    PortAllowed allowed{};
+    /// Set by required(): every node must give this port a literal or a {key} (no default, and the
+    /// builder does not fall back to the key named like the port).
+    bool must_be_given = false;
+
+    /// The one-line description editors show next to the parameter.
+    PortSpec& describe(std::string text) {
+        description = std::move(text);
+        return *this;
+    }
+    /// Literals must lie in [lo, hi] (both included). For number ports only; lo and hi must convert
+    /// exactly to the port's type (range(0, 50) suits a float port) and lo <= hi.
+    template <class L, class H> PortSpec& range(const L& lo, const H& hi) {
+        allowed.min = Value::of(lo);
+        allowed.max = Value::of(hi);
+        return *this;
+    }
+    /// Literals must be one of `values` (strings, enums, numbers; each of the port's type or a number
+    /// that converts to it exactly): one_of({"patrol", "guard"}), one_of({Stance::Idle, Stance::Alert}).
+    template <class T> PortSpec& one_of(std::initializer_list<T> values) {
+        allowed.one_of.clear();
+        for (const T& v : values) allowed.one_of.push_back(Value::of(v));
+        return *this;
+    }
+    /// Every node must give this port a value (a literal or a {key}); a required port has no default.
+    PortSpec& required() {
+        must_be_given = true;
+        return *this;
+    }
 
     /// Default binding: the key `key`, or without an argument the key named like the port (`{=}`).
     PortSpec& default_key(std::string key = {}) {
@@ -272,8 +321,17 @@ namespace detail {
 /// Checks the defaults of `ports` against their types and directions (a value default of another
 /// type, or without a literal form, or on an action's output port; an empty default key) and fills
 /// each value default's text; refuses two ports with the same name or name hash, and fills each
-/// port's name_hash. Throws BuildError naming `what` ("action 'X'") and the port.
+/// port's name_hash. Checks each port's parameter rules (range, one_of, required: see PortSpec),
+/// converting the allowed values to the port's type and filling their texts, and a value default
+/// against them. Throws BuildError naming `what` ("action 'X'") and the port.
 void check_port_defaults(const std::string& what, std::vector<PortSpec>& ports, bool is_condition);
+
+/// Why `value` (of port `p`'s type) is not allowed for `p`, or "" when it is (or `p` allows any):
+/// "60 is outside the allowed range 0 to 50", "'flee' is not one of the allowed values: patrol, guard".
+std::string port_value_problem(const PortSpec& p, const void* value);
+
+/// The values `p` allows as a message says them, "0 to 50" or "patrol, guard"; "" when any value.
+std::string port_allowed_text(const PortSpec& p);
 }  // namespace detail
 
 /// Names to specs. Not thread-safe while being filled; read-only use afterwards is.
