@@ -104,28 +104,29 @@ TEST_CASE("params xml: a literal outside the allowed values, of the wrong type o
 }
 
 namespace {
-enum class Posture : std::uint8_t { Idle, Alert, Combat };
+/// Type names are process-wide (Registry::add_enum): this one is not tests/xml_values_test.cpp's Stance.
+enum class GuardStance : std::uint8_t { Idle, Alert, Combat };
 }
 
 TEST_CASE("params xml: an enum parameter with a set of allowed values, in a file and in code") {
     Registry reg;
-    reg.add_enum<Posture>("Posture", {{"Idle", Posture::Idle}, {"Alert", Posture::Alert}, {"Combat", Posture::Combat}});
-    std::vector<Posture> seen;
+    reg.add_enum<GuardStance>("GuardStance", {{"Idle", GuardStance::Idle}, {"Alert", GuardStance::Alert}, {"Combat", GuardStance::Combat}});
+    std::vector<GuardStance> seen;
     reg.add_action("Hold",
                    [&seen](ActionContext& ctx) {
-                       seen.push_back(ctx.in<Posture>("stance"));
+                       seen.push_back(ctx.in<GuardStance>("stance"));
                        return Status::Success;
                    },
-                   {input_port<Posture>("stance").describe("how the guard stands").one_of({Posture::Idle, Posture::Alert})});
+                   {input_port<GuardStance>("stance").describe("how the guard stands").one_of({GuardStance::Idle, GuardStance::Alert})});
     CHECK(load_error(reg, doc("<Hold stance=\"Combat\"/>")) ==
           "t.xml:3:7: tree 'T', node /Hold: action 'Hold' port 'stance': 'Combat' is not one of the allowed values: Idle, Alert");
     CHECK(load_error(reg, doc("<Hold stance=\"Calm\"/>")) ==
-          "t.xml:3:7: tree 'T', node /Hold: action 'Hold' port 'stance': 'Calm' is not a valid Posture (one of Idle, Alert, Combat) (allowed: "
+          "t.xml:3:7: tree 'T', node /Hold: action 'Hold' port 'stance': 'Calm' is not a valid GuardStance (one of Idle, Alert, Combat) (allowed: "
           "Idle, Alert)");
-    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).action("Hold").port_value("stance", Posture::Combat),
+    CHECK_THROWS_WITH_AS(TreeBuilder("t", reg).action("Hold").port_value("stance", GuardStance::Combat),
                          "tree 't', node /Action 'Hold': action 'Hold' port 'stance': 'Combat' is not one of the allowed values: Idle, Alert",
                          BuildError);
-    CHECK(xml::nodes_model(reg).find("<input_port name=\"stance\" type=\"Posture\" ebt_one_of=\"Idle;Alert\">how the guard stands</input_port>") !=
+    CHECK(xml::nodes_model(reg).find("<input_port name=\"stance\" type=\"GuardStance\" ebt_one_of=\"Idle;Alert\">how the guard stands</input_port>") !=
           std::string::npos);
     for (const Mode mode : {Mode::Polling, Mode::Event}) {
         CAPTURE(mode);
@@ -133,7 +134,7 @@ TEST_CASE("params xml: an enum parameter with a set of allowed values, in a file
         const Tree tree = xml::Loader(reg).load_string(doc("<Hold stance=\"Alert\"/>"), "t.xml");
         Agent agent(tree, {.mode = mode});
         CHECK(agent.tick(std::chrono::milliseconds(100)) == Status::Success);
-        CHECK(seen == std::vector<Posture>{Posture::Alert});
+        CHECK(seen == std::vector<GuardStance>{GuardStance::Alert});
     }
 }
 
