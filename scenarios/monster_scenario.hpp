@@ -102,9 +102,9 @@ inline constexpr const char* kMonsterHealth = "health";
 inline constexpr const char* kMonsterPlayerDist = "player_dist";
 inline constexpr const char* kMonsterHomeDist = "home_dist";
 
-/// Registers the tree's actions (Patrol, Follow, Attack, Flee, Return): each reports its state in the
-/// MonsterOutputs that is its agent's user pointer; the entry and exit actions are their
-/// onInitialize and onTerminate.
+/// Registers the tree's actions (Patrol, Follow, Attack, Flee, Return): each reports its state in its
+/// monster's MonsterOutputs (reached through the agent's user pointer, a TreeBrain::Seat); the
+/// states' entry and exit actions are their onInitialize and onTerminate.
 void register_monster_actions(Registry& registry);
 /// The monster's tree built in code (the same nodes as samples/monster.xml):
 ///
@@ -125,8 +125,9 @@ void register_monster_actions(Registry& registry);
 ///     14 Action Patrol
 Tree monster_tree(const Registry& registry);
 
-/// The tree brain: one agent of `tree` per monster on its own World, in `mode`. The tree must read
-/// the three input keys (as float) and use the monster actions of register_monster_actions.
+/// The tree brain: one agent of `tree` per monster on its own World, in `mode`. The tree must declare
+/// the three input keys as float (else UsageError from the constructor) and use the monster actions
+/// of register_monster_actions.
 class TreeBrain final : public MonsterBrain {
 public:
     TreeBrain(Tree tree, Mode mode);
