@@ -14,12 +14,14 @@
 //
 // The states and their transitions (the article's diagram, with the thresholds of MonsterTuning):
 //
-//   Patrol --sees the player (dist < 8)--> Follow --in reach (dist <= 1.5)--> Attack
+//   Patrol --sees the player (dist < 8)--> Follow (Attack if already in reach)
+//   Follow --in reach (dist <= 1.5)--> Attack
 //   Attack --out of reach (dist > 2)--> Follow
 //   Follow, Attack --lost it (dist >= 12)--> Return (far from home: home dist > 8), else Patrol
 //   Follow, Attack, Return, Patrol --hurt (health < 30)--> Flee
-//   Flee --recovered (health >= 60)--> Follow (sees the player), Return (far from home), else Patrol
-//   Return --home (home dist <= 1)--> Patrol;  Return --sees the player--> Follow
+//   Flee --recovered (health >= 60)--> Follow or Attack (sees the player), Return (far from home),
+//        else Patrol
+//   Return --home (home dist <= 1)--> Patrol;  Return --sees the player--> Follow or Attack
 //   Patrol --strayed (home dist > 8)--> Return
 //
 // Each pair of thresholds is the hysteresis that keeps a monster from flip-flopping at a boundary:
