@@ -14,12 +14,14 @@
 //
 // The states and their transitions (the article's diagram, with the thresholds of MonsterTuning):
 //
-//   Patrol --sees the player (dist < 8)--> Follow --in reach (dist <= 1.5)--> Attack
+//   Patrol --sees the player (dist < 8)--> Follow (Attack if already in reach)
+//   Follow --in reach (dist <= 1.5)--> Attack
 //   Attack --out of reach (dist > 2)--> Follow
 //   Follow, Attack --lost it (dist >= 12)--> Return (far from home: home dist > 8), else Patrol
 //   Follow, Attack, Return, Patrol --hurt (health < 30)--> Flee
-//   Flee --recovered (health >= 60)--> Follow (sees the player), Return (far from home), else Patrol
-//   Return --home (home dist <= 1)--> Patrol;  Return --sees the player--> Follow
+//   Flee --recovered (health >= 60)--> Follow or Attack (sees the player), Return (far from home),
+//        else Patrol
+//   Return --home (home dist <= 1)--> Patrol;  Return --sees the player--> Follow or Attack
 //   Patrol --strayed (home dist > 8)--> Return
 //
 // Each pair of thresholds is the hysteresis that keeps a monster from flip-flopping at a boundary:
@@ -102,9 +104,9 @@ inline constexpr const char* kMonsterHealth = "health";
 inline constexpr const char* kMonsterPlayerDist = "player_dist";
 inline constexpr const char* kMonsterHomeDist = "home_dist";
 
-/// Registers the tree's actions (Patrol, Follow, Attack, Flee, Return): each reports its state in the
-/// MonsterOutputs that is its agent's user pointer; the entry and exit actions are their
-/// onInitialize and onTerminate.
+/// Registers the tree's actions (Patrol, Follow, Attack, Flee, Return): each reports its state in its
+/// monster's MonsterOutputs (reached through the agent's user pointer, a TreeBrain::Seat); the
+/// states' entry and exit actions are their onInitialize and onTerminate.
 void register_monster_actions(Registry& registry);
 /// The monster's tree built in code (the same nodes as samples/monster.xml):
 ///
@@ -125,8 +127,9 @@ void register_monster_actions(Registry& registry);
 ///     14 Action Patrol
 Tree monster_tree(const Registry& registry);
 
-/// The tree brain: one agent of `tree` per monster on its own World, in `mode`. The tree must read
-/// the three input keys (as float) and use the monster actions of register_monster_actions.
+/// The tree brain: one agent of `tree` per monster on its own World, in `mode`. The tree must declare
+/// the three input keys as float (else UsageError from the constructor) and use the monster actions
+/// of register_monster_actions.
 class TreeBrain final : public MonsterBrain {
 public:
     TreeBrain(Tree tree, Mode mode);

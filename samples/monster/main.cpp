@@ -116,13 +116,12 @@ int main(int argc, char** argv) {
     } else {
         Registry registry;
         register_monster_actions(registry);
-        Tree tree;
         if (tree_file.empty()) {
-            tree = monster_tree(registry);
+            brain = std::make_unique<TreeBrain>(monster_tree(registry), mode);
         } else {
 #if EBT_HAS_XML
             try {
-                tree = xml::Loader(registry).load_file(tree_file);
+                brain = std::make_unique<TreeBrain>(xml::Loader(registry).load_file(tree_file), mode);
             } catch (const std::exception& e) {
                 fail(argv0, std::string("--tree: ") + e.what());
             }
@@ -130,7 +129,6 @@ int main(int argc, char** argv) {
             fail(argv0, "--tree: this build of ebt has no XML support (EBT_XML=OFF)");
 #endif
         }
-        brain = std::make_unique<TreeBrain>(std::move(tree), mode);
     }
 
     MonsterWorld world(config, *brain);
