@@ -227,6 +227,38 @@ TEST_CASE("allocations: a steady cycle of short waits and finishing actions allo
     });
 }
 
+TEST_CASE("allocations: completed latent moves and the restarts after them allocate nothing") {
+    // guard_b's transition (bench/transitions_bench.cpp, "move"): Patrol is a latent move; each round
+    // resumes it with Success, the next tick ends Patrol and the root, and the one after restarts the
+    // root (its guard evaluated, Patrol entered and suspended again, a new handle handed out).
+    ResumeHandle move;
+    int moves_started = 0;
+    Registry reg;
+    scenarios::register_fight_actions(reg);
+    reg.add_latent_action("Patrol", [&](ActionContext&, const ResumeHandle& h) {
+        move = h;
+        ++moves_started;
+    });
+    const Tree tree = scenarios::guard_tree(reg);
+    test::in_both_modes([&](Mode mode) {
+        Agent agent(tree, {.mode = mode});
+        for (int i = 0; i < 3; ++i) {  // warm up: a first move completed
+            agent.tick(16ms);
+            if (i == 0) agent.resume(move, Status::Success);
+        }
+        const int started_before = moves_started;
+        const long long n = allocations_during([&] {
+            for (int i = 0; i < 100; ++i) {
+                REQUIRE(agent.resume(move, Status::Success));
+                CHECK(agent.tick(16ms) == Status::Success);  // Patrol and the root end
+                CHECK(agent.tick(16ms) == Status::Running);  // the root restarts, the next move begins
+            }
+        });
+        CHECK(n == 0);
+        CHECK(moves_started - started_before == 100);
+    });
+}
+
 // ---- blackboard writes ----------------------------------------------------------------------------------------
 
 TEST_CASE("allocations: blackboard writes without listeners allocate nothing") {

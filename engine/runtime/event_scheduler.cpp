@@ -26,6 +26,14 @@ void Runtime::queue_insert(std::uint16_t logical, std::uint16_t value) {
                "scheduler queue overflow: inserting at " + std::to_string(logical) + " into a queue of " +
                    std::to_string(a.queue_size_) + " entries (capacity " + std::to_string(t.layout.queue_capacity) + ")");
     std::uint16_t* q = queue();
+    if (logical == 0) {
+        // In front of everything (a wake-up from outside the tick, before the marker): the ring's
+        // head steps back one slot instead of every entry stepping forward.
+        a.queue_head_ = static_cast<std::uint16_t>(a.queue_head_ == 0 ? t.layout.queue_capacity - 1u : a.queue_head_ - 1u);
+        q[a.queue_head_] = value;
+        ++a.queue_size_;
+        return;
+    }
     for (std::uint16_t i = a.queue_size_; i > logical; --i) q[queue_slot(i)] = q[queue_slot(i - 1u)];
     q[queue_slot(logical)] = value;
     ++a.queue_size_;
@@ -34,6 +42,11 @@ void Runtime::queue_insert(std::uint16_t logical, std::uint16_t value) {
 void Runtime::queue_remove_at(std::uint16_t logical) {
     EBT_ASSERT(logical < a.queue_size_, "scheduler queue: removing entry " + std::to_string(logical) + " of " +
                                             std::to_string(a.queue_size_));
+    if (logical == 0) {  // the front entry: the head steps forward instead of every entry back
+        a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
+        --a.queue_size_;
+        return;
+    }
     std::uint16_t* q = queue();
     for (std::uint16_t i = logical; i + 1 < a.queue_size_; ++i) q[queue_slot(i)] = q[queue_slot(i + 1u)];
     --a.queue_size_;
@@ -143,8 +156,6 @@ void Runtime::event_tick() {
 // step_leaf() would, and the general loop takes over (it pops what was queued, up to the marker).
 // Returns true when the tick is done.
 bool Runtime::update_only_leaf() {
-    constexpr std::uint16_t kPendingWork =
-        kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     std::uint16_t* q = queue();
     const std::uint16_t head = a.queue_head_;
     const NodeIndex n = q[head];  // the other entry is the marker
@@ -173,8 +184,6 @@ void Runtime::process(NodeIndex n) {
     advance(n);
     ++a.stats_.nodes_visited;
     // The common case first: a running action with nothing pending is updated (Patrol every frame).
-    constexpr std::uint16_t kPendingWork =
-        kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     if ((fl(n) & kPendingWork) == 0 && def(n).kind == NodeKind::Action && running(n)) {
         step_leaf(n);
         return;

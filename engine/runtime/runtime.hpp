@@ -127,7 +127,19 @@ struct Runtime {
     void fire_timer(NodeIndex n);
     void finish_resume(NodeIndex n);
     void arm_timer(NodeIndex n, TimePoint when);
-    bool eval_predicate(PredRange range, NodeIndex owner);  // owner: where errors are reported
+    /// A predicate's value (owner: where errors are reported). The common guard, one bool key
+    /// against its expected value (`check(key)`, a leading condition), is read here straight from the
+    /// blackboard; anything else runs the evaluation stack (eval_predicate_stack).
+    bool eval_predicate(PredRange range, NodeIndex owner) {
+        if (stopping) return false;
+        if (range.count == 0) return true;
+        const PredInstr& only = t.predicates[range.first];
+        if (range.count == 1 && only.op == PredOp::KeyIs)
+            return *reinterpret_cast<const bool*>(EngineAccess::raw_values(a.blackboard_) +
+                                                  t.schema.info(static_cast<KeyId>(only.arg)).offset) == only.expected;
+        return eval_predicate_stack(range, owner);
+    }
+    bool eval_predicate_stack(PredRange range, NodeIndex owner);
     bool eval_guard(NodeIndex g);
     bool eval_condition_node(NodeIndex c, bool as_step);
     bool cooling(NodeIndex n);
@@ -145,6 +157,8 @@ struct Runtime {
     // ---- event scheduler (event_scheduler.cpp) --------------------------------------------------------
     void event_tick();
     bool update_only_leaf();
+    /// Work flags that keep a queued node from being a plain per-frame update.
+    static constexpr std::uint16_t kPendingWork = kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     void process(NodeIndex n);
     void collect_due_timers();
     void enqueue(NodeIndex n);           // this frame if the walk has not passed n, else next frame

@@ -112,9 +112,7 @@ bool compare(const detail::TreeData& t, const detail::CompareDef& c, const std::
 
 }  // namespace
 
-bool Runtime::eval_predicate(PredRange range, NodeIndex owner) {
-    if (stopping) return false;
-    if (range.count == 0) return true;
+bool Runtime::eval_predicate_stack(PredRange range, NodeIndex owner) {
     bool stack[64];
     int top = 0;
     for (std::uint32_t i = range.first; i < range.first + range.count; ++i) {
