@@ -519,9 +519,13 @@ std::uint32_t World::next_awake_far(std::uint32_t from, std::uint32_t end) const
 
 void World::step_slot(std::uint32_t index, FrameMetrics& m) {
     tick_slot(index, m);
-    const Slot& s = slot(index);
-    if (s.state == State::Live && s.agent->has_pending_work()) return;  // the common case: it stays awake
+    if (stays_awake(index)) return;  // the common case
     schedule_after_step(index);
+}
+
+bool World::stays_awake(std::uint32_t index) const noexcept {
+    const Slot& s = slot(index);
+    return s.state == State::Live && s.agent->has_pending_work();
 }
 
 void World::tick_slot(std::uint32_t index, FrameMetrics& m) {
@@ -608,6 +612,8 @@ FrameMetrics World::step(Duration dt) {
                          " us would move the world clock past its limit (2^61 us, about 73,000 years)");
     if (input_observer_) input_observer_->on_step(dt);
     const auto wall_start = std::chrono::steady_clock::now();
+    phase_times_ = StepPhaseTimes{};
+    phase_mark_ = wall_start;
     const std::uint64_t slot_errors_before = slot_errors();
     // Agents despawned between frames from callbacks are freed now, before the frame.
     free_when_idle();
@@ -640,6 +646,7 @@ FrameMetrics World::step(Duration dt) {
         if (s.state == State::Live) set_awake(e.slot);
     }
     compact_timers_if_stale();
+    end_phase(&StepPhaseTimes::before);
 
     // Step the awake agents in slot order; with a budget, round robin from where the last frame stopped.
     const std::uint32_t count = slot_count_;  // agents joining during the frame are not stepped in it
@@ -663,6 +670,7 @@ FrameMetrics World::step(Duration dt) {
             step_slot(i, m);
         }
     }
+    if (threads_ == 1) end_phase(&StepPhaseTimes::tick);
     if (stopped_early) {
         for (std::uint32_t i = next_awake(0, count); i < count; i = next_awake(i + 1, count)) {
             if (slot(i).state == State::Live && lod_frame(i)) ++m.agents_waiting;
@@ -673,6 +681,7 @@ FrameMetrics World::step(Duration dt) {
     }
 
     finish_frame();
+    end_phase(&StepPhaseTimes::after);
     ++frame_;
     m.slot_errors = static_cast<std::uint32_t>(slot_errors() - slot_errors_before);
     m.wall_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall_start);
@@ -703,6 +712,7 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
             p.step_list.push_back(i);
         }
     }
+    end_phase(&StepPhaseTimes::choose);
     if (p.step_list.empty()) return stopped_early;
     // 2. Tick them (parallel_phase.cpp). A UsageError out of a tick (game code misused an agent:
     //    see "misuse" in docs/world.md) ends the phase; what was ticked is still applied below.
@@ -712,6 +722,7 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
     } catch (...) {
         error = std::current_exception();
     }
+    end_phase(&StepPhaseTimes::tick);
     // 3. Apply (calling thread, slot order) what the ticks left for the world: wakes of other agents
     //    (a world breaking the rule), sleep and timers (as step_slot does after each tick), then the
     //    shared blackboard writes.
@@ -723,6 +734,7 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
         schedule_after_step(i);
     }
     apply_deferred_writes();
+    end_phase(&StepPhaseTimes::apply);
     if (error) std::rethrow_exception(error);
     return stopped_early;
 }

@@ -108,6 +108,19 @@ struct FrameMetrics {
     std::chrono::nanoseconds wall_time{0};
 };
 
+/// Where the calling thread's time in one World::step went: for benchmarks and profiling, measured
+/// only while World::set_phase_timing(true) (off by default: a frame then reads no extra clock).
+/// With one thread, choosing the agents, ticking them and putting them to sleep are one loop, all
+/// counted as `tick`; with several, `tick` is the parallel phase and `choose` and `apply` are the
+/// serial work around it. The serial part of a frame is everything but `tick`.
+struct StepPhaseTimes {
+    std::chrono::nanoseconds before{0};  // checks, deferred frees, publishing, timers falling due
+    std::chrono::nanoseconds choose{0};  // (threads > 1) the frame's agents, in slot order, into a list
+    std::chrono::nanoseconds tick{0};    // the agents' ticks (threads > 1: the parallel phase)
+    std::chrono::nanoseconds apply{0};   // (threads > 1) sleep, timers, other wakes, shared writes
+    std::chrono::nanoseconds after{0};   // the budget's count, frees and joins at the end of the frame
+};
+
 /// Hears every input game code gives a World, for a recorder (debug::Recorder): what a replay must
 /// feed a new World to run it again. Set with World::set_input_observer (one at a time, not owned);
 /// a World without one tests one pointer per call. Called synchronously from the World's functions
@@ -241,6 +254,10 @@ public:
     std::uint32_t threads() const noexcept { return threads_; }
     /// True while the agents of this frame are being ticked on several threads.
     bool in_parallel_phase() const noexcept { return parallel_phase_; }
+    /// Measures where each step's time goes (StepPhaseTimes); off by default. last_phase_times() is
+    /// the last step's, all zero while off.
+    void set_phase_timing(bool on) noexcept { phase_timing_ = on; }
+    const StepPhaseTimes& last_phase_times() const noexcept { return phase_times_; }
 
     /// The input observer (see WorldInputObserver), or nullptr for none. Changing it from inside a
     /// frame's callbacks is refused (UsageError).
@@ -315,6 +332,8 @@ private:
     void on_agent_restart(std::uint32_t slot) override;
     void step_slot(std::uint32_t slot, FrameMetrics& m);
     void tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick; the rest is schedule_after_step
+    /// After its tick: the agent is live with work pending, so it stays awake and needs no scheduling.
+    bool stays_awake(std::uint32_t slot) const noexcept;
     // Parallel stepping (engine/world/parallel_phase.cpp): the task arena and per-thread buffers.
     struct ParallelState;
     /// With threads_ > 1: chooses this frame's agents like the serial loop, ticks them in the
@@ -428,6 +447,16 @@ private:
     bool parallel_phase_ = false;  // agents are being ticked on several threads (set_threads)
     std::uint32_t threads_ = 1;
     std::unique_ptr<ParallelState> parallel_;  // with threads_ > 1
+    bool phase_timing_ = false;                // set_phase_timing
+    StepPhaseTimes phase_times_;               // of the last step, while phase_timing_
+    std::chrono::steady_clock::time_point phase_mark_;  // where the phase being timed began
+    /// With phase_timing_: adds the time since the last mark to `phase` and marks now.
+    void end_phase(std::chrono::nanoseconds StepPhaseTimes::*phase) {
+        if (!phase_timing_) return;
+        const auto now = std::chrono::steady_clock::now();
+        phase_times_.*phase += std::chrono::duration_cast<std::chrono::nanoseconds>(now - phase_mark_);
+        phase_mark_ = now;
+    }
 };
 
 }  // namespace ebt
