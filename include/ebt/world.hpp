@@ -61,6 +61,13 @@ namespace ebt {
 struct WorldTestAccess;
 struct WorldParallelTestAccess;
 namespace detail {
+/// What a slot of a World holds.
+enum class SlotState : std::uint8_t {
+    Free,     // no agent (or one being freed)
+    Joining,  // spawned during a frame: joins at its end (its tree waits in pending_spawns_)
+    Live,     // has an agent that is stepped
+    Dying,    // despawned: the handle is stale; freed once no callback uses the agent
+};
 struct WorldSnapshotAccess;
 }
 
@@ -324,6 +331,16 @@ private:
     static constexpr std::uint32_t kFirstChunk = std::uint32_t{1} << kChunkShift;
     static constexpr std::uint32_t kChunks = 33 - kChunkShift;  // enough for indices up to 2^32 - 2
     Slot& slot(std::uint32_t index) const noexcept;  // the slot at `index` (< slot_count_)
+    /// The part of a slot that choosing a frame's agents reads for every awake slot, kept in one
+    /// contiguous array (schedules_, indexed by slot) rather than in the slot, so that the choice reads
+    /// 8 bytes per agent instead of a cache line of its slot. The array may move when slots are added:
+    /// it is only ever used by index, never through a kept reference.
+    struct SlotSchedule {
+        detail::SlotState state = detail::SlotState::Free;
+        std::uint32_t interval = 1;  // LOD: tick every `interval` frames
+    };
+    SlotSchedule& schedule(std::uint32_t index) noexcept { return schedules_[index]; }
+    const SlotSchedule& schedule(std::uint32_t index) const noexcept { return schedules_[index]; }
     std::uint32_t new_slot();                         // a free slot, or a new one at the end
     void on_agent_wake(std::uint32_t slot) override;
     AgentHandle handle_of(std::uint32_t slot) const noexcept override;
@@ -418,6 +435,7 @@ private:
     std::vector<SharedEntry> shared_;
     std::array<std::unique_ptr<Slot[]>, kChunks> chunks_;
     std::uint32_t slot_count_ = 0;            // slots handed out so far: indices [0, slot_count_)
+    std::vector<SlotSchedule> schedules_;     // per slot, [0, slot_count_)
     std::vector<std::uint64_t> awake_;        // bit per slot: has work, step when its LOD frame comes
     std::vector<std::uint64_t> awake_words_;  // bit per word of awake_: that word is not zero
     std::uint32_t awake_count_ = 0;           // bits set in awake_: a frame with none scans nothing
