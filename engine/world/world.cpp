@@ -696,18 +696,29 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
     for (int pass = 0; pass < 2 && !stopped_early; ++pass) {
         const std::uint32_t from = pass == 0 ? start : 0;
         const std::uint32_t to = pass == 0 ? count : start;
-        for (std::uint32_t i = next_awake(from, to); i < to; i = next_awake(i + 1, to)) {
-            if (schedule(i).state != State::Live) {
-                clear_awake(i);
-                continue;
+        // The same walk as the serial loop's, a word of awake bits (64 slots) at a time: this loop is
+        // serial work for every agent of the frame. next_awake skips the empty words.
+        for (std::uint32_t i = next_awake(from, to); i < to;) {
+            const std::uint32_t word = i / 64;
+            const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
+            std::uint64_t bits = awake_[word] & (~std::uint64_t{0} << (i % 64));  // slots i and up
+            if (word_end > to) bits &= (std::uint64_t{1} << (to % 64)) - 1;        // below `to`
+            for (; bits != 0 && !stopped_early; bits &= bits - 1) {
+                const std::uint32_t index = word * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
+                if (schedule(index).state != State::Live) {
+                    clear_awake(index);
+                    continue;
+                }
+                if (!lod_frame(index)) continue;  // LOD: not its frame
+                if (budget_ && p.step_list.size() >= budget_) {
+                    cursor_ = index;
+                    stopped_early = true;
+                    break;
+                }
+                p.step_list.push_back(index);
             }
-            if (!lod_frame(i)) continue;  // LOD: not its frame
-            if (budget_ && p.step_list.size() >= budget_) {
-                cursor_ = i;
-                stopped_early = true;
-                break;
-            }
-            p.step_list.push_back(i);
+            if (stopped_early || word_end >= to) break;
+            i = next_awake(static_cast<std::uint32_t>(word_end), to);
         }
     }
     end_phase(&StepPhaseTimes::choose);
