@@ -6,8 +6,10 @@
 // Each world is built once per scenario and size and stepped at every thread count in turn
 // (set_threads between frames). The time measured is World::step alone, on a wall clock (manual
 // time: the game's own work between frames, the arena's perception or guard_b's movement system,
-// is left out). Counters: agents_stepped per frame. The speed-up is the ratio of the times at 1 and
-// N threads in the same run (docs/benchmarks.md, "Parallel stepping").
+// is left out). Counters: agents_stepped per frame, and where World::step's time went on the
+// calling thread (World::set_phase_timing, StepPhaseTimes), in µs per frame: before_us, choose_us,
+// tick_us, apply_us, after_us; serial_us is all but tick_us. The speed-up is the ratio of the
+// times at 1 and N threads in the same run (docs/benchmarks.md, "Parallel stepping").
 //
 // guard_b's Patrol is a latent move as in the sweep (resumed 30-50 frames later), but its actions
 // follow the threading rule: a move is noted in the agent's own record (its user pointer), and
@@ -119,15 +121,32 @@ Population& population(Scenario s, std::size_t n) {
 
 void run(benchmark::State& state, Scenario s, std::size_t n, std::uint32_t threads) {
     Population& p = population(s, n);
-    p.the_world().set_threads(threads);
+    ebt::World& world = p.the_world();
+    world.set_threads(threads);
+    world.set_phase_timing(true);
     p.frame_time();  // warm-up at this thread count (the task arena's threads start)
     double stepped = 0;
+    ebt::StepPhaseTimes sum;
     for (auto _ : state) {
         const ebt::FrameMetrics m = p.frame_time();
         state.SetIterationTime(std::chrono::duration<double>(m.wall_time).count());
         stepped += m.agents_stepped;
+        const ebt::StepPhaseTimes& t = world.last_phase_times();
+        sum.before += t.before;
+        sum.choose += t.choose;
+        sum.tick += t.tick;
+        sum.apply += t.apply;
+        sum.after += t.after;
     }
-    state.counters["agents_stepped"] = benchmark::Counter(stepped / static_cast<double>(state.iterations()));
+    const auto frames = static_cast<double>(state.iterations());
+    const auto per_frame_us = [frames](std::chrono::nanoseconds t) { return benchmark::Counter(static_cast<double>(t.count()) / 1e3 / frames); };
+    state.counters["agents_stepped"] = benchmark::Counter(stepped / frames);
+    state.counters["before_us"] = per_frame_us(sum.before);
+    state.counters["choose_us"] = per_frame_us(sum.choose);
+    state.counters["tick_us"] = per_frame_us(sum.tick);
+    state.counters["apply_us"] = per_frame_us(sum.apply);
+    state.counters["after_us"] = per_frame_us(sum.after);
+    state.counters["serial_us"] = per_frame_us(sum.before + sum.choose + sum.apply + sum.after);
 }
 
 std::vector<std::uint32_t> thread_counts() {

@@ -447,3 +447,28 @@ TEST_CASE("world parallel: set_threads is refused for 0, more than 256 and durin
     CHECK(world.threads() == 1);
     world.step(50ms);
 }
+
+TEST_CASE("world parallel: phase timing is off by default; on, a step's phases add up to at most its wall time") {
+    for (const std::uint32_t threads : thread_counts()) {
+        CAPTURE(threads);
+        ActionSpec spec;
+        spec.update = [](ActionContext&) { return Status::Running; };
+        OneActionWorld w(spec, threads, 16);
+        const auto total = [](const StepPhaseTimes& t) { return t.before + t.choose + t.tick + t.apply + t.after; };
+        w.world.step(50ms);
+        CHECK(total(w.world.last_phase_times()) == std::chrono::nanoseconds{0});  // off: nothing measured
+        w.world.set_phase_timing(true);
+        const FrameMetrics m = w.world.step(50ms);
+        const StepPhaseTimes& t = w.world.last_phase_times();
+        CHECK(m.agents_stepped == 16);
+        CHECK(total(t) <= m.wall_time);
+        if (threads == 1) {
+            // One thread chooses, ticks and schedules in one loop: all of it is `tick`.
+            CHECK(t.choose == std::chrono::nanoseconds{0});
+            CHECK(t.apply == std::chrono::nanoseconds{0});
+        }
+        w.world.set_phase_timing(false);
+        w.world.step(50ms);
+        CHECK(total(w.world.last_phase_times()) == std::chrono::nanoseconds{0});
+    }
+}

@@ -190,9 +190,8 @@ std::vector<std::byte> WorldSnapshotAccess::save(const World& w) {
     std::vector<std::uint64_t> hashes;
     std::vector<std::size_t> tree_of(w.slot_count_, 0);
     for (std::uint32_t i = 0; i < w.slot_count_; ++i) {
-        const World::Slot& s = w.slot(i);
-        if (s.state == State::Free) continue;
-        const Agent& a = *s.agent;
+        if (w.schedule(i).state == State::Free) continue;
+        const Agent& a = *w.slot(i).agent;
         check_savable(a, "save_world()");
         std::size_t at = 0;
         while (at < trees.size() && &EngineAccess::tree_data(*trees[at]) != &EngineAccess::tree_data(a.tree())) ++at;
@@ -220,7 +219,7 @@ std::vector<std::byte> WorldSnapshotAccess::save(const World& w) {
     for (std::uint32_t i = 0; i < w.slot_count_; ++i) {
         const World::Slot& s = w.slot(i);
         out.varint(s.generation);
-        if (s.state == State::Free) {
+        if (w.schedule(i).state == State::Free) {
             out.u8(s.retired ? 2 : 0);
             continue;
         }
@@ -228,7 +227,7 @@ std::vector<std::byte> WorldSnapshotAccess::save(const World& w) {
         out.u8(1);
         const Agent& a = *s.agent;
         out.varint(tree_of[i]);
-        out.varint(s.interval);
+        out.varint(w.schedule(i).interval);
         out.u64(static_cast<std::uint64_t>(s.last_time));
         out.u8(static_cast<std::uint8_t>((w.is_awake(i) ? 1 : 0) | (s.timer_armed ? 2 : 0)));
         if (s.timer_armed) out.u64(static_cast<std::uint64_t>(s.timer_due));
@@ -445,7 +444,7 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
         s.generation = image.generation;
         s.retired = image.retired;
         if (!image.live) continue;
-        s.interval = image.interval;
+        w.schedule(index).interval = image.interval;
         s.last_time = image.last_time;
         s.forwarder = World::Forwarder{};
         s.forwarder.world = &w;
@@ -454,7 +453,7 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
         s.agent.emplace(std::move(agents[next_agent++]));
         EngineAccess::set_host(*s.agent, &w, index);
         s.agent->set_listener(w.listeners_.empty() ? s.forwarder.own : &s.forwarder);
-        s.state = State::Live;
+        w.schedule(index).state = State::Live;
         ++w.live_;
         if (image.awake) w.set_awake(index);
         if (image.timer_armed) w.arm_timer(index, image.timer_due);
@@ -474,7 +473,7 @@ std::vector<std::byte> WorldSnapshotAccess::save_squad(const World& w, std::span
     std::vector<const SharedBlackboard*> shared;
     for (std::size_t i = 0; i < handles.size(); ++i) {
         const AgentHandle h = handles[i];
-        if (!w.valid(h) || w.slot(h.index).state != State::Live)
+        if (!w.valid(h) || w.schedule(h.index).state != State::Live)
             throw UsageError("save_agents(world): agent handle {" + std::to_string(h.index) + ", generation " + std::to_string(h.generation) +
                              "} is stale or joins at the end of a frame");
         for (std::size_t j = 0; j < i; ++j)
@@ -508,7 +507,7 @@ std::vector<std::byte> WorldSnapshotAccess::save_squad(const World& w, std::span
         out.varint(handles[i].index);
         out.varint(handles[i].generation);
         out.varint(tree_of[i]);
-        out.varint(s.interval);
+        out.varint(w.schedule(handles[i].index).interval);
         out.u64(static_cast<std::uint64_t>(w.now_ - s.last_time));  // world time since its last tick
         out.u8(static_cast<std::uint8_t>((w.is_awake(handles[i].index) ? 1 : 0) | (s.timer_armed ? 2 : 0)));
         if (s.timer_armed) out.u64(static_cast<std::uint64_t>(s.timer_due - w.now_));  // two's complement: may be due already
@@ -647,7 +646,7 @@ std::vector<AgentHandle> WorldSnapshotAccess::restore_squad(World& w, std::span<
         const Migrant& m = migrants[k];
         const std::uint32_t index = w.new_slot();
         World::Slot& s = w.slot(index);
-        s.interval = m.interval;
+        w.schedule(index).interval = m.interval;
         s.last_time = w.now_ - m.since_tick;
         s.forwarder = World::Forwarder{};
         s.forwarder.world = &w;
@@ -656,7 +655,7 @@ std::vector<AgentHandle> WorldSnapshotAccess::restore_squad(World& w, std::span<
         s.agent.emplace(std::move(agents[k]));
         EngineAccess::set_host(*s.agent, &w, index);
         s.agent->set_listener(w.listeners_.empty() ? s.forwarder.own : &s.forwarder);
-        s.state = State::Live;
+        w.schedule(index).state = State::Live;
         ++w.live_;
         if (m.awake) w.set_awake(index);
         if (m.timer_armed) w.arm_timer(index, w.now_ + m.timer_in);

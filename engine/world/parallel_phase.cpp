@@ -71,6 +71,9 @@ void World::ParallelState::tick_block(World& world, std::size_t begin, std::size
         detail::ParallelTick tick{&world, step_list[pos], static_cast<std::uint32_t>(pos), &buffer};
         TickScope scope(tick);
         world.tick_slot(tick.slot, buffer.metrics);
+        // Decided here, while the agent is in this thread's cache: nothing else in the phase can take
+        // its pending work away (only its own tick could), so one that has work now keeps it.
+        if (world.stays_awake(tick.slot)) to_schedule[pos] = 0;
     }
     blocks_done.fetch_add(1, std::memory_order_acq_rel);
 }
@@ -107,6 +110,7 @@ void World::tick_in_parallel(FrameMetrics& m) {
     ParallelState& p = *parallel_;
     for (auto& buffer : p.buffers) buffer.clear();
     const std::size_t n = p.step_list.size();
+    p.to_schedule.assign(n, 1);  // a tick that throws leaves its place at 1: the apply looks at it
     // Debugging tools and game code subscribed to the bus are called from the ticks: with world
     // listeners, an input observer (a recorder hears lifecycle events and direct agent calls) or
     // ChangeBus slots, the phase runs on this thread, in slot order; so do small frames.

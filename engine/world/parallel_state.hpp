@@ -74,6 +74,10 @@ struct World::ParallelState {
     std::size_t grain;                            // agents per task
     std::size_t inline_below;                     // frames stepping fewer agents tick on the calling thread
     std::vector<std::uint32_t> step_list;         // this frame's agents, in slot order
+    /// Per place in step_list: 0 once that agent's tick left it live with work pending (it stays
+    /// awake: the apply skips it without touching its memory again), else 1 (the apply decides:
+    /// sleep, timer). Written by the ticks, each place by the one thread that ticks it.
+    std::vector<std::uint8_t> to_schedule;
     std::vector<detail::DeferredSharedWrite> merged;  // every thread's writes, sorted for applying
     // ThreadSanitizer cannot see the synchronization inside a oneTBB built without it: the phase
     // publishes its inputs with a release store that each block acquires, and each block publishes

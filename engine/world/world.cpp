@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <limits>
@@ -37,10 +38,9 @@ World::~World() {
     ++busy_;
     pending_spawns_.clear();
     for (std::uint32_t i = 0; i < slot_count_; ++i) {
-        Slot& s = slot(i);
-        if (s.state == State::Free) continue;
-        ++s.generation;
-        s.state = State::Dying;
+        if (schedule(i).state == State::Free) continue;
+        ++slot(i).generation;
+        schedule(i).state = State::Dying;
     }
     for (std::uint32_t i = 0; i < slot_count_; ++i) slot(i).agent.reset();  // running actions: onTerminate(Aborted)
 }
@@ -64,6 +64,7 @@ std::uint32_t World::new_slot() {
     const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
     const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
     if (!chunks_[c]) chunks_[c] = std::make_unique<Slot[]>(std::size_t{kFirstChunk} << c);
+    schedules_.emplace_back();
     ++slot_count_;
     return index;
 }
@@ -75,8 +76,8 @@ void World::set_generation_for_test(std::uint32_t index, std::uint32_t generatio
 
 bool World::valid(AgentHandle h) const noexcept {
     if (h.index >= slot_count_) return false;
-    const Slot& s = slot(h.index);
-    return s.generation == h.generation && (s.state == State::Live || s.state == State::Joining);
+    const State state = schedule(h.index).state;
+    return slot(h.index).generation == h.generation && (state == State::Live || state == State::Joining);
 }
 
 bool World::alive(AgentHandle h) const noexcept { return valid(h); }
@@ -87,8 +88,7 @@ Agent* World::agent(AgentHandle h) {
         if (!tick || tick->world != this || tick->slot != h.index) refuse_parallel("World::agent() of another agent");
     }
     if (!valid(h)) return nullptr;
-    Slot& s = slot(h.index);
-    return s.state == State::Live ? &*s.agent : nullptr;
+    return schedule(h.index).state == State::Live ? &*slot(h.index).agent : nullptr;
 }
 const Agent* World::agent(AgentHandle h) const { return const_cast<World*>(this)->agent(h); }
 
@@ -172,8 +172,7 @@ void World::subscribe(std::uint32_t index, const SpawnOptions& options) {
             // once per key), so that spawning and despawning cannot grow the list without bound.
             if (routing_ == 0 && list.size() > 2 * live_ + 64)
                 std::erase_if(list, [this](const Subscriber& sub) {
-                    const Slot& s = slot(sub.slot);
-                    return s.state != State::Live || s.generation != sub.generation;
+                    return schedule(sub.slot).state != State::Live || slot(sub.slot).generation != sub.generation;
                 });
         }
     }
@@ -192,7 +191,7 @@ void World::route(std::size_t shared_index, KeyId key) {
         auto& list = shared_[shared_index].subscribers[key];
         const Subscriber sub = list[i];
         Slot& s = slot(sub.slot);
-        if (s.state != State::Live || s.generation != sub.generation) {
+        if (schedule(sub.slot).state != State::Live || s.generation != sub.generation) {
             list[i] = list.back();  // the agent is gone: forget it
             list.pop_back();
             continue;
@@ -221,14 +220,14 @@ AgentHandle World::spawn(Tree tree, SpawnOptions options) {
     }
     const std::uint32_t index = new_slot();
     Slot& s = slot(index);
-    s.interval = options.tick_interval;
+    schedule(index).interval = options.tick_interval;
     s.forwarder = Forwarder{};
     s.forwarder.world = this;
     s.forwarder.own = options.listener;
     s.forwarder.index = index;
     const AgentHandle handle{index, s.generation};
     if (in_step_) {
-        s.state = State::Joining;
+        schedule(index).state = State::Joining;
         pending_spawns_.push_back(PendingSpawn{index, std::move(tree), std::move(options)});
     } else {
         // Between frames, even from a callback: slots never move, so creating an agent cannot disturb one
@@ -261,7 +260,7 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
     detail::EngineAccess::set_host(*s.agent, this, index);
     subscribe(index, options);
     s.last_time = now_;
-    s.state = State::Live;
+    schedule(index).state = State::Live;
     set_awake(index);  // the root starts on the agent's first tick
 }
 
@@ -271,7 +270,7 @@ bool World::despawn(AgentHandle h) {
     if (input_observer_) input_observer_->on_despawn(h);
     --live_;
     Slot& s = slot(h.index);
-    if (s.state == State::Joining) {
+    if (schedule(h.index).state == State::Joining) {
         // A spawn still pending in this frame is simply cancelled; its handle goes stale like any other.
         const auto it = std::find_if(pending_spawns_.begin(), pending_spawns_.end(),
                                      [&](const PendingSpawn& p) { return p.slot == h.index; });
@@ -281,7 +280,7 @@ bool World::despawn(AgentHandle h) {
         return true;
     }
     next_generation(s);  // every handle to it is stale from now on
-    s.state = State::Dying;
+    schedule(h.index).state = State::Dying;
     clear_awake(h.index);
     disarm_timer(s);
     Agent& a = *s.agent;
@@ -306,7 +305,7 @@ void World::next_generation(Slot& s) noexcept {
 void World::release(std::uint32_t index) {
     Slot& s = slot(index);
     s.agent.reset();
-    s.state = State::Free;
+    schedule(index).state = State::Free;
     clear_awake(index);
     disarm_timer(s);
     compact_timers_if_stale();
@@ -350,14 +349,14 @@ bool World::set_tick_interval(AgentHandle h, std::uint32_t interval) {
     if (interval < 1) throw UsageError("World::set_tick_interval(): the interval must be >= 1");
     if (!valid(h)) return false;
     if (input_observer_) input_observer_->on_tick_interval(h, interval);
-    slot(h.index).interval = interval;  // a joining agent keeps it when it joins
+    schedule(h.index).interval = interval;  // a joining agent keeps it when it joins
     return true;
 }
 
 bool World::lod_frame(std::uint32_t slot) const {
     // Agents with the same interval are spread over its frames by slot, so that they do not all
     // tick in the same frame.
-    const std::uint32_t interval = this->slot(slot).interval;
+    const std::uint32_t interval = schedule(slot).interval;
     return interval <= 1 || (frame_ + slot) % interval == 0;
 }
 
@@ -365,7 +364,7 @@ AgentHandle World::handle_of(std::uint32_t index) const noexcept {
     const Slot& s = slot(index);
     // A despawn moves the slot's generation on at once (and so does ~World): while the agent still
     // runs user code, its own handle is the one before, stale, and never valid again.
-    return AgentHandle{index, s.state == State::Dying ? s.generation - 1 : s.generation};
+    return AgentHandle{index, schedule(index).state == State::Dying ? s.generation - 1 : s.generation};
 }
 
 bool World::resume(const ResumeHandle& handle, Status status) {
@@ -390,18 +389,18 @@ bool World::abort(AgentHandle h) {
 
 void World::on_agent_abort(std::uint32_t index) {
     // Not for an agent being despawned: its tick ends as with abort(), and the despawn was heard.
-    if (input_observer_ && slot(index).state == State::Live) input_observer_->on_abort(handle_of(index));
+    if (input_observer_ && schedule(index).state == State::Live) input_observer_->on_abort(handle_of(index));
 }
 
 void World::on_agent_resume(std::uint32_t index, const ResumeHandle& handle, Status status, bool accepted) {
-    if (!input_observer_ || slot(index).state != State::Live) return;
+    if (!input_observer_ || schedule(index).state != State::Live) return;
     ResumeHandle in_world = handle;
     in_world.agent = handle_of(index);  // the agent's own handle, whatever the caller's handle named
     input_observer_->on_resume(in_world, status, accepted);
 }
 
 void World::on_agent_restart(std::uint32_t index) {
-    if (input_observer_ && slot(index).state == State::Live) input_observer_->on_restart(handle_of(index));
+    if (input_observer_ && schedule(index).state == State::Live) input_observer_->on_restart(handle_of(index));
 }
 
 void World::set_input_observer(WorldInputObserver* observer) {
@@ -487,7 +486,7 @@ void World::on_agent_wake(std::uint32_t index) {
         if (tick && tick->slot != index) tick->buffer->wakes.push_back(index);
         return;
     }
-    if (index < slot_count_ && slot(index).state == State::Live) set_awake(index);
+    if (index < slot_count_ && schedule(index).state == State::Live) set_awake(index);
 }
 
 std::uint32_t World::next_awake_far(std::uint32_t from, std::uint32_t end) const {
@@ -519,9 +518,12 @@ std::uint32_t World::next_awake_far(std::uint32_t from, std::uint32_t end) const
 
 void World::step_slot(std::uint32_t index, FrameMetrics& m) {
     tick_slot(index, m);
-    const Slot& s = slot(index);
-    if (s.state == State::Live && s.agent->has_pending_work()) return;  // the common case: it stays awake
+    if (stays_awake(index)) return;  // the common case
     schedule_after_step(index);
+}
+
+bool World::stays_awake(std::uint32_t index) const noexcept {
+    return schedule(index).state == State::Live && slot(index).agent->has_pending_work();
 }
 
 void World::tick_slot(std::uint32_t index, FrameMetrics& m) {
@@ -546,7 +548,7 @@ void World::tick_slot(std::uint32_t index, FrameMetrics& m) {
 
 void World::schedule_after_step(std::uint32_t index) {
     Slot& s = slot(index);
-    if (s.state != State::Live) {
+    if (schedule(index).state != State::Live) {
         clear_awake(index);
         return;
     }
@@ -608,6 +610,8 @@ FrameMetrics World::step(Duration dt) {
                          " us would move the world clock past its limit (2^61 us, about 73,000 years)");
     if (input_observer_) input_observer_->on_step(dt);
     const auto wall_start = std::chrono::steady_clock::now();
+    phase_times_ = StepPhaseTimes{};
+    phase_mark_ = wall_start;
     const std::uint64_t slot_errors_before = slot_errors();
     // Agents despawned between frames from callbacks are freed now, before the frame.
     free_when_idle();
@@ -637,9 +641,10 @@ FrameMetrics World::step(Duration dt) {
         Slot& s = slot(e.slot);
         if (!s.timer_armed || s.timer_stamp != e.stamp) continue;  // stale: the deadline moved or the agent left
         disarm_timer(s);
-        if (s.state == State::Live) set_awake(e.slot);
+        if (schedule(e.slot).state == State::Live) set_awake(e.slot);
     }
     compact_timers_if_stale();
+    end_phase(&StepPhaseTimes::before);
 
     // Step the awake agents in slot order; with a budget, round robin from where the last frame stopped.
     const std::uint32_t count = slot_count_;  // agents joining during the frame are not stepped in it
@@ -650,7 +655,7 @@ FrameMetrics World::step(Duration dt) {
         const std::uint32_t from = pass == 0 ? start : 0;
         const std::uint32_t to = pass == 0 ? count : start;
         for (std::uint32_t i = next_awake(from, to); i < to; i = next_awake(i + 1, to)) {
-            if (slot(i).state != State::Live) {
+            if (schedule(i).state != State::Live) {
                 clear_awake(i);
                 continue;
             }
@@ -663,9 +668,10 @@ FrameMetrics World::step(Duration dt) {
             step_slot(i, m);
         }
     }
+    if (threads_ == 1) end_phase(&StepPhaseTimes::tick);
     if (stopped_early) {
         for (std::uint32_t i = next_awake(0, count); i < count; i = next_awake(i + 1, count)) {
-            if (slot(i).state == State::Live && lod_frame(i)) ++m.agents_waiting;
+            if (schedule(i).state == State::Live && lod_frame(i)) ++m.agents_waiting;
         }
         m.agents_waiting -= std::min(m.agents_waiting, m.agents_stepped);
     } else {
@@ -673,6 +679,7 @@ FrameMetrics World::step(Duration dt) {
     }
 
     finish_frame();
+    end_phase(&StepPhaseTimes::after);
     ++frame_;
     m.slot_errors = static_cast<std::uint32_t>(slot_errors() - slot_errors_before);
     m.wall_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall_start);
@@ -689,20 +696,32 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
     for (int pass = 0; pass < 2 && !stopped_early; ++pass) {
         const std::uint32_t from = pass == 0 ? start : 0;
         const std::uint32_t to = pass == 0 ? count : start;
-        for (std::uint32_t i = next_awake(from, to); i < to; i = next_awake(i + 1, to)) {
-            if (slot(i).state != State::Live) {
-                clear_awake(i);
-                continue;
+        // The same walk as the serial loop's, a word of awake bits (64 slots) at a time: this loop is
+        // serial work for every agent of the frame. next_awake skips the empty words.
+        for (std::uint32_t i = next_awake(from, to); i < to;) {
+            const std::uint32_t word = i / 64;
+            const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
+            std::uint64_t bits = awake_[word] & (~std::uint64_t{0} << (i % 64));  // slots i and up
+            if (word_end > to) bits &= (std::uint64_t{1} << (to % 64)) - 1;        // below `to`
+            for (; bits != 0 && !stopped_early; bits &= bits - 1) {
+                const std::uint32_t index = word * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
+                if (schedule(index).state != State::Live) {
+                    clear_awake(index);
+                    continue;
+                }
+                if (!lod_frame(index)) continue;  // LOD: not its frame
+                if (budget_ && p.step_list.size() >= budget_) {
+                    cursor_ = index;
+                    stopped_early = true;
+                    break;
+                }
+                p.step_list.push_back(index);
             }
-            if (!lod_frame(i)) continue;  // LOD: not its frame
-            if (budget_ && p.step_list.size() >= budget_) {
-                cursor_ = i;
-                stopped_early = true;
-                break;
-            }
-            p.step_list.push_back(i);
+            if (stopped_early || word_end >= to) break;
+            i = next_awake(static_cast<std::uint32_t>(word_end), to);
         }
     }
+    end_phase(&StepPhaseTimes::choose);
     if (p.step_list.empty()) return stopped_early;
     // 2. Tick them (parallel_phase.cpp). A UsageError out of a tick (game code misused an agent:
     //    see "misuse" in docs/world.md) ends the phase; what was ticked is still applied below.
@@ -712,17 +731,30 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
     } catch (...) {
         error = std::current_exception();
     }
+    end_phase(&StepPhaseTimes::tick);
     // 3. Apply (calling thread, slot order) what the ticks left for the world: wakes of other agents
     //    (a world breaking the rule), sleep and timers (as step_slot does after each tick), then the
     //    shared blackboard writes.
     for (const detail::ParallelBuffer& buffer : p.buffers)
         for (const std::uint32_t woken : buffer.wakes) on_agent_wake(woken);
-    for (const std::uint32_t i : p.step_list) {
-        const Slot& s = slot(i);
-        if (s.state == State::Live && s.agent->has_pending_work()) continue;  // it stays awake
-        schedule_after_step(i);
+    // The agents whose ticks left them work stay awake (to_schedule 0, most of a busy frame): skipped
+    // eight places at a time.
+    const std::size_t n = p.step_list.size();
+    for (std::size_t pos = 0; pos < n;) {
+        std::uint64_t eight = 0;
+        if (pos + 8 <= n) {
+            std::memcpy(&eight, p.to_schedule.data() + pos, 8);
+            if (eight == 0) {
+                pos += 8;
+                continue;
+            }
+        }
+        const std::size_t end = std::min(pos + 8, n);
+        for (; pos < end; ++pos)
+            if (p.to_schedule[pos]) schedule_after_step(p.step_list[pos]);
     }
     apply_deferred_writes();
+    end_phase(&StepPhaseTimes::apply);
     if (error) std::rethrow_exception(error);
     return stopped_early;
 }
@@ -743,7 +775,7 @@ void World::finish_frame() {
 std::vector<AgentHandle> World::handles() const {
     std::vector<AgentHandle> v;
     for (std::uint32_t i = 0; i < slot_count_; ++i)
-        if (slot(i).state == State::Live) v.push_back(AgentHandle{i, slot(i).generation});
+        if (schedule(i).state == State::Live) v.push_back(AgentHandle{i, slot(i).generation});
     return v;
 }
 
@@ -751,8 +783,8 @@ std::uint64_t World::state_hash() const {
     detail::Fnv1a h;
     const auto mix = [&h](const void* data, std::size_t n) { h.bytes(data, n); };
     for (std::uint32_t i = 0; i < slot_count_; ++i) {
+        if (schedule(i).state != State::Live) continue;
         const Slot& s = slot(i);
-        if (s.state != State::Live) continue;
         const Agent& a = *s.agent;
         mix(&i, sizeof i);
         for (NodeIndex n = 0; n < a.tree().size(); ++n) {

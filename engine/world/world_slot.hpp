@@ -14,15 +14,6 @@
 
 namespace ebt {
 
-namespace detail {
-/// What a slot of the world holds.
-enum class SlotState : std::uint8_t {
-    Free,     // no agent (or one being freed)
-    Joining,  // spawned during a frame: joins at its end (its tree waits in pending_spawns_)
-    Live,     // has an agent that is stepped
-    Dying,    // despawned: the handle is stale; freed once no callback uses the agent
-};
-}  // namespace detail
 
 /// While the world has a listener, each agent's trace listener is its slot's forwarder: it passes an
 /// event to the agent's own listener, then to the world's with the agent's handle.
@@ -34,16 +25,15 @@ struct World::Forwarder final : TraceListener {
 };
 
 /// One place in the world's storage. A slot is reused after its agent is freed; its generation then
-/// has changed, which makes old handles stale. Slots never move (see World::slot).
+/// has changed, which makes old handles stale. Slots never move (see World::slot). Its state and
+/// tick interval are kept apart, in World::schedule(index).
 struct World::Slot {
     std::optional<Agent> agent;
     Forwarder forwarder;
     TimePoint last_time = 0;        // world time of the agent's last tick (or of its joining)
     TimePoint timer_due = 0;        // when timer_armed: the due time of its live timer-heap entry
     std::uint32_t generation = 1;
-    std::uint32_t interval = 1;     // LOD: tick every `interval` frames
     std::uint32_t timer_stamp = 0;  // the stamp of its live timer-heap entry
-    detail::SlotState state = detail::SlotState::Free;
     bool timer_armed = false;       // has a live entry in the timer heap
     bool retired = false;           // its generations are used up: never reused
 };

@@ -61,6 +61,13 @@ namespace ebt {
 struct WorldTestAccess;
 struct WorldParallelTestAccess;
 namespace detail {
+/// What a slot of a World holds.
+enum class SlotState : std::uint8_t {
+    Free,     // no agent (or one being freed)
+    Joining,  // spawned during a frame: joins at its end (its tree waits in pending_spawns_)
+    Live,     // has an agent that is stepped
+    Dying,    // despawned: the handle is stale; freed once no callback uses the agent
+};
 struct WorldSnapshotAccess;
 }
 
@@ -106,6 +113,19 @@ struct FrameMetrics {
     std::uint32_t agents_waiting = 0;     // agents left for the next frame by the budget
     std::uint32_t slot_errors = 0;        // exceptions thrown by change slots during the frame (contained)
     std::chrono::nanoseconds wall_time{0};
+};
+
+/// Where the calling thread's time in one World::step went: for benchmarks and profiling, measured
+/// only while World::set_phase_timing(true) (off by default: a frame then reads no extra clock).
+/// With one thread, choosing the agents, ticking them and putting them to sleep are one loop, all
+/// counted as `tick`; with several, `tick` is the parallel phase and `choose` and `apply` are the
+/// serial work around it. The serial part of a frame is everything but `tick`.
+struct StepPhaseTimes {
+    std::chrono::nanoseconds before{0};  // checks, deferred frees, publishing, timers falling due
+    std::chrono::nanoseconds choose{0};  // (threads > 1) the frame's agents, in slot order, into a list
+    std::chrono::nanoseconds tick{0};    // the agents' ticks (threads > 1: the parallel phase)
+    std::chrono::nanoseconds apply{0};   // (threads > 1) sleep, timers, other wakes, shared writes
+    std::chrono::nanoseconds after{0};   // the budget's count, frees and joins at the end of the frame
 };
 
 /// Hears every input game code gives a World, for a recorder (debug::Recorder): what a replay must
@@ -241,6 +261,10 @@ public:
     std::uint32_t threads() const noexcept { return threads_; }
     /// True while the agents of this frame are being ticked on several threads.
     bool in_parallel_phase() const noexcept { return parallel_phase_; }
+    /// Measures where each step's time goes (StepPhaseTimes); off by default. last_phase_times() is
+    /// the last step's, all zero while off.
+    void set_phase_timing(bool on) noexcept { phase_timing_ = on; }
+    const StepPhaseTimes& last_phase_times() const noexcept { return phase_times_; }
 
     /// The input observer (see WorldInputObserver), or nullptr for none. Changing it from inside a
     /// frame's callbacks is refused (UsageError).
@@ -307,6 +331,16 @@ private:
     static constexpr std::uint32_t kFirstChunk = std::uint32_t{1} << kChunkShift;
     static constexpr std::uint32_t kChunks = 33 - kChunkShift;  // enough for indices up to 2^32 - 2
     Slot& slot(std::uint32_t index) const noexcept;  // the slot at `index` (< slot_count_)
+    /// The part of a slot that choosing a frame's agents reads for every awake slot, kept in one
+    /// contiguous array (schedules_, indexed by slot) rather than in the slot, so that the choice reads
+    /// 8 bytes per agent instead of a cache line of its slot. The array may move when slots are added:
+    /// it is only ever used by index, never through a kept reference.
+    struct SlotSchedule {
+        detail::SlotState state = detail::SlotState::Free;
+        std::uint32_t interval = 1;  // LOD: tick every `interval` frames
+    };
+    SlotSchedule& schedule(std::uint32_t index) noexcept { return schedules_[index]; }
+    const SlotSchedule& schedule(std::uint32_t index) const noexcept { return schedules_[index]; }
     std::uint32_t new_slot();                         // a free slot, or a new one at the end
     void on_agent_wake(std::uint32_t slot) override;
     AgentHandle handle_of(std::uint32_t slot) const noexcept override;
@@ -315,6 +349,8 @@ private:
     void on_agent_restart(std::uint32_t slot) override;
     void step_slot(std::uint32_t slot, FrameMetrics& m);
     void tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick; the rest is schedule_after_step
+    /// After its tick: the agent is live with work pending, so it stays awake and needs no scheduling.
+    bool stays_awake(std::uint32_t slot) const noexcept;
     // Parallel stepping (engine/world/parallel_phase.cpp): the task arena and per-thread buffers.
     struct ParallelState;
     /// With threads_ > 1: chooses this frame's agents like the serial loop, ticks them in the
@@ -399,6 +435,7 @@ private:
     std::vector<SharedEntry> shared_;
     std::array<std::unique_ptr<Slot[]>, kChunks> chunks_;
     std::uint32_t slot_count_ = 0;            // slots handed out so far: indices [0, slot_count_)
+    std::vector<SlotSchedule> schedules_;     // per slot, [0, slot_count_)
     std::vector<std::uint64_t> awake_;        // bit per slot: has work, step when its LOD frame comes
     std::vector<std::uint64_t> awake_words_;  // bit per word of awake_: that word is not zero
     std::uint32_t awake_count_ = 0;           // bits set in awake_: a frame with none scans nothing
@@ -428,6 +465,16 @@ private:
     bool parallel_phase_ = false;  // agents are being ticked on several threads (set_threads)
     std::uint32_t threads_ = 1;
     std::unique_ptr<ParallelState> parallel_;  // with threads_ > 1
+    bool phase_timing_ = false;                // set_phase_timing
+    StepPhaseTimes phase_times_;               // of the last step, while phase_timing_
+    std::chrono::steady_clock::time_point phase_mark_;  // where the phase being timed began
+    /// With phase_timing_: adds the time since the last mark to `phase` and marks now.
+    void end_phase(std::chrono::nanoseconds StepPhaseTimes::*phase) {
+        if (!phase_timing_) return;
+        const auto now = std::chrono::steady_clock::now();
+        phase_times_.*phase += std::chrono::duration_cast<std::chrono::nanoseconds>(now - phase_mark_);
+        phase_mark_ = now;
+    }
 };
 
 }  // namespace ebt
