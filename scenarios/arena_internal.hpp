@@ -9,7 +9,9 @@
 #include <ebt/detail/hash.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ebt::scenarios::arena_internal {
@@ -114,6 +116,24 @@ struct Arena::Squad {
     Vec2 alarm_pos;
     TimePoint raised_at = 0;
     int first = 0, count = 0;       // its guards
+};
+
+/// An arena save file's content, as ArenaSave::read found and checked it (arena_save.cpp); what
+/// Arena::restore puts back. The guards' handles and the squads' blackboards are not in it: they
+/// come from the restored World.
+struct ArenaSave::State {
+    std::string source;           // the file name, for errors
+    ArenaConfig config;
+    std::uint64_t frame = 0;
+    TimePoint now = 0;
+    std::uint64_t rng = 0;
+    ArenaTotals totals;
+    double width = 0, height = 0;
+    std::vector<Arena::Guard> guards;
+    std::vector<Arena::Intruder> intruders;
+    std::vector<Arena::Squad> squads;
+    std::vector<std::byte> world;  // the World's snapshot (ebt::save_world)
+    std::uint64_t world_offset = 0;  // where it starts in the file (for errors)
 };
 
 }  // namespace ebt::scenarios

@@ -39,17 +39,25 @@
 // writes every blackboard value every frame, but equal values are no-ops. Polling and event runs of
 // the same configuration end with the same hash().
 //
+// Saving: Arena::save() writes the whole run between frames (its configuration, the simulation state
+// kept outside the World and the World's snapshot, ebt::save_world) to one versioned file;
+// ArenaSave::read() checks such a file and Arena(ArenaSave, ...) continues the run from it, ending
+// in the same hash() as the run that was never interrupted (docs/snapshots.md, "In the arena").
+//
 // Sources, one per job: arena_world.cpp (the rules and perception: set-up, a frame, counts and the
-// hash), arena_ai.cpp (the guards' actions and tree), arena_svg.cpp (the picture), and
-// arena_internal.hpp (the tuning and the simulation state they share; private to them).
+// hash), arena_ai.cpp (the guards' actions and tree), arena_svg.cpp (the picture), arena_save.cpp
+// (the save file), and arena_internal.hpp (the tuning and the simulation state they share; private
+// to them).
 #pragma once
 
 #include <ebt/ebt.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -107,9 +115,47 @@ struct ArenaFrame {
     std::chrono::nanoseconds sim_time{0};
 };
 
+class Arena;
+
+/// An arena save file read back and checked (Arena::save() writes one): the configuration the run was
+/// made with, where it stopped, and its simulation state and World snapshot, which an Arena built from
+/// it continues. Reading checks everything but the World snapshot's records (which restoring the
+/// World checks): a file that is not a readable arena save (another kind of file, another version,
+/// truncated, corrupt) throws debug::FileFormatError naming the file and the byte. A value type:
+/// the caller owns it; it holds no pointer into the bytes read.
+class ArenaSave {
+public:
+    /// `source` names the bytes in error messages (the file name).
+    static ArenaSave read(std::span<const std::byte> bytes, const std::string& source);
+    /// Reads the file at `path`; std::runtime_error when it cannot be opened or read.
+    static ArenaSave read_file(const std::string& path);
+
+    /// What the run is: agents, hz, seed, mode, lod, lod_interval, squad_size, intruders (the count
+    /// the arena had) and tree_file. Its listener, instrument and threads are the defaults.
+    const ArenaConfig& config() const noexcept;
+    /// The simulated time and frame number the run was saved at.
+    TimePoint time() const noexcept;
+    std::uint64_t frame() const noexcept;
+
+    struct State;  // defined in arena_internal.hpp
+
+private:
+    friend class Arena;
+    std::shared_ptr<const State> state_;
+};
+
 class Arena {
 public:
     explicit Arena(ArenaConfig config = {});
+    /// Continues the run `save` holds: the arena as it was at its frame, with the World restored
+    /// (ebt::restore_world): stepping it on gives the same hash() after every frame as the run that
+    /// was saved. `runtime` gives what a save does not hold: listener, listener_agent, instrument
+    /// (which must not observe the World's inputs: restore_world needs a World without an input
+    /// observer) and threads (any count); its other fields are ignored (the save's are used). Throws
+    /// debug::FileFormatError when the World snapshot is corrupt or does not fit the arena (naming
+    /// the file and byte), SnapshotError when the saved tree is not the one built now (a tree_file
+    /// that changed), and what Arena(ArenaConfig) throws (a tree_file that does not load).
+    Arena(const ArenaSave& save, const ArenaConfig& runtime);
     ~Arena();
     Arena(const Arena&) = delete;
     Arena& operator=(const Arena&) = delete;
@@ -124,6 +170,11 @@ public:
     /// intruders, squads, RNG).
     std::uint64_t hash() const;
     std::uint64_t sim_hash() const;
+    /// The whole run now, as the bytes of an arena save file (ArenaSave::read reads them back):
+    /// between frames only (World::step's UsageError otherwise). Throws what ebt::save_world throws.
+    std::vector<std::byte> save() const;
+    /// save() written to `path`; std::runtime_error when the file cannot be written.
+    void save_file(const std::string& path) const;
     /// An SVG picture of the arena now: patrol routes, guards coloured by activity, intruders, alarms.
     /// Throws std::runtime_error when the file cannot be written.
     void write_svg(const std::string& path) const;
@@ -153,12 +204,15 @@ public:
     };
 
 private:
+    friend class ArenaSave;  // reads the simulation state of a save file into Guard, Intruder, Squad
     struct Guard;
     struct Intruder;
     struct Squad;
 
     void build_tree();
     void setup_world();
+    void size_grid();
+    void restore(const ArenaSave::State& saved);
     void update_intruders(double dt);
     void rebuild_grid();
     void perceive();

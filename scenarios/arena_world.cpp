@@ -41,6 +41,18 @@ Arena::Arena(ArenaConfig config) : config_(config) {
     setup_world();
 }
 
+Arena::Arena(const ArenaSave& save, const ArenaConfig& runtime) : config_(save.config()) {
+    config_.listener = runtime.listener;
+    config_.listener_agent = runtime.listener_agent;
+    config_.instrument = runtime.instrument;
+    config_.threads = runtime.threads;
+    frame_dt_ = Duration(std::max<std::int64_t>(1, std::llround(1e6 / config_.hz)));
+    registry_ = std::make_unique<Registry>();
+    world_ = std::make_unique<World>(WorldOptions{.threads = config_.threads});
+    build_tree();
+    restore(*save.state_);  // arena_save.cpp
+}
+
 Arena::~Arena() = default;
 
 void Arena::setup_world() {
@@ -110,6 +122,10 @@ void Arena::setup_world() {
     intruders_.resize(static_cast<std::size_t>(count));
     for (Intruder& in : intruders_) in.appear_at = uniform_time(rng_, kFirstAppearMin, kFirstAppearMax);
 
+    size_grid();
+}
+
+void Arena::size_grid() {
     // The perception grid: cells of the sight radius.
     cell_ = kSight;
     grid_cols_ = std::max(1, static_cast<int>(std::ceil(width_ / cell_)));

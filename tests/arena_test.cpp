@@ -1,8 +1,14 @@
 // The arena (scenarios/arena_scenario.hpp), the ebt_arena sample's world: polling and event runs of
 // the same seed stay in lockstep and end in the same state hash, with and without AI LOD; the game is
-// plausible (everyone patrols at first, guards attack, flee and answer squad alarms); the SVG.
+// plausible (everyone patrols at first, guards attack, flee and answer squad alarms); the SVG; the
+// save file (Arena::save, ArenaSave::read): a run continued from it ends as the uninterrupted one,
+// and a bad file is refused with its file, byte and problem.
 #include "arena_scenario.hpp"
 #include "support/guard_tree_text.hpp"
+
+#include <ebt/debug/file_error.hpp>
+#include <ebt/detail/hash.hpp>
+#include <ebt/snapshot.hpp>
 
 #include <doctest/doctest.h>
 
@@ -183,3 +189,153 @@ TEST_CASE("arena: a build without XML (EBT_XML=OFF) refuses a tree file with a c
                          std::invalid_argument);
 }
 #endif
+
+// ---- the save file (docs/snapshots.md, "In the arena") ----------------------------------------------
+
+namespace {
+
+/// Recomputes the save file's trailing checksum (FNV-1a of every byte before it), so that a change
+/// made on purpose reaches the reader's other checks.
+void reseal(std::vector<std::byte>& bytes) {
+    detail::Fnv1a h;
+    for (std::size_t i = 0; i + 8 < bytes.size(); ++i) h(static_cast<std::uint8_t>(bytes[i]));
+    const std::uint64_t sum = h.value();
+    for (int i = 0; i < 8; ++i) bytes[bytes.size() - 8 + static_cast<std::size_t>(i)] = static_cast<std::byte>(sum >> (8 * i));
+}
+
+std::string read_error(const std::vector<std::byte>& bytes) {
+    try {
+        static_cast<void>(scenarios::ArenaSave::read(bytes, "run.arena"));
+    } catch (const debug::FileFormatError& e) {
+        return e.what();
+    }
+    return "(read)";
+}
+
+std::string restore_error(const std::vector<std::byte>& bytes) {
+    try {
+        const scenarios::ArenaSave save = scenarios::ArenaSave::read(bytes, "run.arena");
+        Arena again(save, ArenaConfig{});
+    } catch (const debug::FileFormatError& e) {
+        return e.what();
+    }
+    return "(restored)";
+}
+
+}  // namespace
+
+TEST_CASE("arena save: a run continued from its save file ends in the same hash, frame by frame, at any thread count") {
+    for (Mode mode : {Mode::Event, Mode::Polling})
+        for (bool lod : {false, true})
+            for (std::uint32_t threads : {1u, 2u}) {
+                INFO(to_string(mode), ", LOD ", lod, ", threads ", threads);
+                Arena original(small(mode, lod));
+                for (int frame = 0; frame < 90; ++frame) original.step();  // intruders are in, fights are on
+                CHECK(original.counts().attack + original.counts().flee + original.counts().respond > 0);
+                const std::vector<std::byte> bytes = original.save();
+
+                const scenarios::ArenaSave save = scenarios::ArenaSave::read(bytes, "run.arena");
+                CHECK(save.frame() == 90);
+                CHECK(save.time() == 4'500'000);
+                CHECK(save.config().agents == 300);
+                CHECK(save.config().mode == mode);
+                CHECK(save.config().lod == lod);
+                CHECK(save.config().intruders == original.intruders());
+                ArenaConfig runtime;
+                runtime.threads = threads;
+                Arena continued(save, runtime);
+                CHECK(continued.frame() == 90);
+                CHECK(continued.hash() == original.hash());
+                CHECK(continued.save() == bytes);  // everything came back
+                for (int frame = 90; frame < 200; ++frame) {
+                    original.step();
+                    continued.step();
+                    REQUIRE(continued.hash() == original.hash());
+                }
+                CHECK(same(continued.counts(), original.counts()));
+                CHECK(continued.totals().attacks == original.totals().attacks);
+                CHECK(continued.totals().intruders_killed == original.totals().intruders_killed);
+            }
+}
+
+TEST_CASE("arena save: the guards' lifecycle traces go on as if nothing happened") {
+    struct Lines : TraceListener {
+        std::vector<std::string> lines;
+        void on_event(const TraceEvent& e) override {
+            if (e.is_lifecycle())
+                lines.push_back(std::to_string(e.tick) + " " + std::to_string(e.node) + " " + to_string(e.kind) + " " +
+                                to_string(e.status));
+        }
+    } whole, before, after;
+    ArenaConfig config = small(Mode::Event);
+    config.listener_agent = 7;
+    config.listener = &whole;
+    Arena original(config);
+    config.listener = &before;
+    Arena first(config);
+    for (int frame = 0; frame < 150; ++frame) {
+        original.step();
+        if (frame < 60) first.step();
+    }
+    ArenaConfig runtime;
+    runtime.listener_agent = 7;
+    runtime.listener = &after;
+    Arena second(scenarios::ArenaSave::read(first.save(), "run.arena"), runtime);
+    for (int frame = 60; frame < 150; ++frame) second.step();
+    std::vector<std::string> joined = before.lines;
+    joined.insert(joined.end(), after.lines.begin(), after.lines.end());
+    CHECK(whole.lines.size() > 10u);
+    CHECK(joined == whole.lines);
+}
+
+TEST_CASE("arena save: a foreign, newer, truncated or corrupt file is refused naming the file, the byte and the problem") {
+    Arena arena(small(Mode::Event));
+    for (int frame = 0; frame < 40; ++frame) arena.step();
+    const std::vector<std::byte> good = arena.save();
+
+    std::vector<std::byte> foreign = good;
+    foreign[0] = std::byte{'X'};
+    CHECK(read_error(foreign) == "run.arena: byte 0: not ebt arena save (its first bytes are not the ebt arena save magic)");
+
+    std::vector<std::byte> newer = good;
+    newer[8] = std::byte{2};
+    CHECK(read_error(newer) == "run.arena: byte 12: ebt arena save format version 2; this build of ebt reads versions 1 to 1");
+
+    // Cut short: inside the configuration, and before the World snapshot's bytes.
+    CHECK(read_error(std::vector<std::byte>(good.begin(), good.begin() + 20)) ==
+          "run.arena: byte 14: truncated: the file ends inside a 64-bit integer");
+    CHECK(read_error(std::vector<std::byte>(good.begin(), good.end() - 100)).find(
+              "truncated: the file ends before the ") != std::string::npos);
+    CHECK(read_error({}) == "run.arena: byte 0: not ebt arena save (its first bytes are not the ebt arena save magic)");
+
+    // A byte changed anywhere: the checksum (the last 8 bytes) no longer matches.
+    std::vector<std::byte> changed = good;
+    changed[good.size() / 2] ^= std::byte{0x10};
+    CHECK(read_error(changed) == "run.arena: byte " + std::to_string(good.size() - 8) +
+                                     ": corrupt: the checksum does not match the content (the file was cut short, damaged or changed after it was written)");
+    std::vector<std::byte> longer = good;
+    longer.push_back(std::byte{0});
+    CHECK(read_error(longer) == "run.arena: byte " + std::to_string(good.size()) + ": corrupt: 1 byte after the checksum");
+
+    // Values the reader checks (the checksum made to match): header 12 bytes, agents 300 (2 bytes),
+    // hz (8), seed (8), then the mode byte at 30 and the LOD byte at 31.
+    std::vector<std::byte> mode = good;
+    mode[30] = std::byte{7};
+    reseal(mode);
+    CHECK(read_error(mode) == "run.arena: byte 30: corrupt: the mode is 7 (at most 1)");
+    std::vector<std::byte> hz = good;
+    for (int i = 14; i < 22; ++i) hz[static_cast<std::size_t>(i)] = std::byte{0};
+    reseal(hz);
+    CHECK(read_error(hz) == "run.arena: byte 14: corrupt: the frame rate (hz) is 0, not within [1e-06, 1e+06]");
+
+    // The World snapshot inside: its own errors name the arena file and the byte in it.
+    const std::size_t world_end = good.size() - 8;  // the world's bytes end where the checksum starts
+    std::vector<std::byte> world = good;
+    world[world_end - 1] ^= std::byte{0x01};  // the last byte of the World snapshot's own checksum
+    reseal(world);
+    const std::string world_error = restore_error(world);
+    CHECK(world_error == "run.arena: byte " + std::to_string(world_end - 8) +
+                             ": corrupt: the checksum does not match the content (the file was cut short, damaged or changed "
+                             "after it was written)");
+    CHECK(restore_error(good) == "(restored)");
+}
