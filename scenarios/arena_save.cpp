@@ -10,19 +10,22 @@
 //   config    varint agents, f64 hz, u64 seed, u8 mode (0 polling, 1 event), u8 lod,
 //             varint lod_interval, varint squad_size, varint intruders, string tree_file
 //   clock     varint frame, u64 now, u64 rng, varint killed, flights, attacks, alarms_raised,
-//             f64 width, f64 height
+//             stuns, knockbacks, f64 width, f64 height
 //   squads    varint count, then each: f64 center x y, varint route size, f64 x y per waypoint,
 //             u8 direction (1 forward, 0 backward), f64 alarm x y, u64 raised_at, varint first, count
 //   guards    varint count, then each: f64 x y health, u64 last_move, varint waypoint,
-//             varint target + 1, varint interval, u8 flags (1 seen, 2 low, 4 dead), u8 activity
+//             varint target + 1, varint interval, u8 flags (1 seen, 2 low, 4 dead, 8 stunned,
+//             16 stun resumed: the game resumed the Stunned action, which ends on its next tick),
+//             u8 activity, u64 stunned_until, f64 knock_angle, u64 knock_until
 //   intruders varint count, then each: f64 x y goal-x goal-y health dps, u64 appear_at,
-//             u64 engaged_until, u8 active
+//             u64 engaged_until, u8 active, u64 next_flash, u64 next_knock
 //   world     varint size, then the bytes of ebt::save_world
 //   checksum  u64 FNV-1a of every byte before it
 //
 // Between frames the guards' per-frame effects (attacks_started, struck, ...) are always cleared
 // (Arena::apply_guard_effects), and the perception grid is rebuilt at the start of every frame, so
-// neither is saved.
+// neither is saved. A stunned guard's resume handle is not saved either: after the World is restored,
+// suspended_actions() gives a new one.
 #include "arena_internal.hpp"
 
 #include "debug/binary_io.hpp"
@@ -163,6 +166,8 @@ std::vector<std::byte> Arena::save() const {
     out.varint(totals_.flights);
     out.varint(totals_.attacks);
     out.varint(totals_.alarms_raised);
+    out.varint(totals_.stuns);
+    out.varint(totals_.knockbacks);
     out.f64(width_);
     out.f64(height_);
 
@@ -185,8 +190,12 @@ std::vector<std::byte> Arena::save() const {
         out.varint(static_cast<std::uint64_t>(g.waypoint));
         out.varint(static_cast<std::uint64_t>(g.target + 1));
         out.varint(g.interval);
-        out.u8(static_cast<std::uint8_t>((g.seen ? 1 : 0) | (g.low ? 2 : 0) | (g.dead ? 4 : 0)));
+        out.u8(static_cast<std::uint8_t>((g.seen ? 1 : 0) | (g.low ? 2 : 0) | (g.dead ? 4 : 0) | (g.stunned ? 8 : 0) |
+                                          (g.stunned && !g.stun_handle.valid() ? 16 : 0)));
         out.u8(static_cast<std::uint8_t>(g.activity));
+        write_time(out, g.stunned_until);
+        out.f64(g.knock_angle);
+        write_time(out, g.knock_until);
     }
     out.varint(intruders_.size());
     for (const Intruder& in : intruders_) {
@@ -197,6 +206,8 @@ std::vector<std::byte> Arena::save() const {
         write_time(out, in.appear_at);
         write_time(out, in.engaged_until);
         out.u8(in.active ? 1 : 0);
+        write_time(out, in.next_flash);
+        write_time(out, in.next_knock);
     }
     out.varint(world.size());
     out.raw(world.data(), world.size());
@@ -261,6 +272,8 @@ ArenaSave ArenaSave::read(std::span<const std::byte> bytes, const std::string& s
     st.totals.flights = in.varint();
     st.totals.attacks = in.varint();
     st.totals.alarms_raised = in.varint();
+    st.totals.stuns = in.varint();
+    st.totals.knockbacks = in.varint();
     const std::uint64_t size_at = in.offset();
     st.width = in.f64();
     st.height = in.f64();
@@ -304,11 +317,17 @@ ArenaSave ArenaSave::read(std::span<const std::byte> bytes, const std::string& s
         g.waypoint = static_cast<int>(r.whole(0, route - 1, name + "waypoint"));
         g.target = static_cast<int>(r.whole(0, static_cast<std::uint64_t>(c.intruders), name + "target + 1")) - 1;
         g.interval = static_cast<std::uint32_t>(r.whole(1, 1'000'000, name + "tick interval"));
-        const std::uint8_t flags = r.byte_below(8, name + "perception flags");
+        const std::uint8_t flags = r.byte_below(32, name + "flags");
         g.seen = (flags & 1) != 0;
         g.low = (flags & 2) != 0;
         g.dead = (flags & 4) != 0;
-        g.activity = static_cast<Activity>(r.byte_below(4, name + "activity"));
+        g.stunned = (flags & 8) != 0;
+        if ((flags & 16) != 0 && !g.stunned) r.fail_at(in.offset() - 1, "corrupt: " + name + "stun was resumed but it is not stunned");
+        g.stun_resumed = (flags & 16) != 0;
+        g.activity = static_cast<Activity>(r.byte_below(6, name + "activity"));
+        g.stunned_until = r.time();
+        g.knock_angle = r.real(-10.0, 10.0, name + "knockback angle");
+        g.knock_until = r.time();
     }
 
     r.exact_count(static_cast<std::uint64_t>(c.intruders), "intruders");
@@ -323,6 +342,8 @@ ArenaSave ArenaSave::read(std::span<const std::byte> bytes, const std::string& s
         x.appear_at = r.time();
         x.engaged_until = r.time();
         x.active = r.byte_below(2, name + "active flag") == 1;
+        x.next_flash = r.time();
+        x.next_knock = r.time();
     }
 
     const std::size_t world_size = static_cast<std::size_t>(in.count("World snapshot bytes"));
@@ -387,7 +408,16 @@ void Arena::restore(const ArenaSave::State& saved) {
         throw misfit("holds " + std::to_string(handles.size()) + " agents for " + std::to_string(guards_.size()) + " guards");
     for (std::size_t i = 0; i < handles.size(); ++i) {
         if (handles[i].index != i) throw misfit("has no agent in slot " + std::to_string(i));
-        guards_[i].handle = handles[i];
+        Guard& g = guards_[i];
+        g.handle = handles[i];
+        // A stunned guard's Stunned action waits for the game: its new resume handle.
+        const std::vector<SuspendedAction> waiting = suspended_actions(world_->at(g.handle));
+        const bool waits = g.stunned && !g.stun_resumed;
+        if (waiting.size() != (waits ? 1u : 0u))
+            throw misfit("does not fit guard " + std::to_string(i) + "'s stun (" + std::to_string(waiting.size()) +
+                         " suspended actions)");
+        if (waits) g.stun_handle = waiting.front().handle;
+        g.stun_resumed = false;
     }
     for (std::size_t s = 0; s < squads_.size(); ++s) {
         SharedBlackboard* bb = world_->shared("squad-" + std::to_string(s));

@@ -35,13 +35,13 @@ function(run_arena out_var)
 endfunction()
 
 # The state hash line, and the per-second lines after `from` seconds without their timing columns:
-# time, patrol, respond, attack, flee, intruders, alarms, events handled.
+# time, patrol, respond, attack, flee, stunned, knocked back, intruders, alarms, events handled.
 function(summarize out from hash_var seconds_var)
   string(REGEX MATCH "state hash: +[0-9a-f]+  \\(world [0-9a-f]+, sim [0-9a-f]+\\)" hash "${out}")
   if(hash STREQUAL "")
     message(FATAL_ERROR "no state hash in:\n${out}")
   endif()
-  string(REGEX MATCHALL "\n +[0-9]+\\.[0-9]( +[0-9]+)( +[0-9]+)( +[0-9]+)( +[0-9]+)( +[0-9]+)( +[0-9]+)( +[0-9]+)" lines "${out}")
+  string(REGEX MATCHALL "\n +[0-9]+\\.[0-9]( +[0-9]+)( +[0-9]+)( +[0-9]+)( +[0-9]+)( +[0-9]+)( +[0-9]+)( +[0-9]+)( +[0-9]+)( +[0-9]+)" lines "${out}")
   set(kept)
   foreach(line IN LISTS lines)
     string(STRIP "${line}" line)

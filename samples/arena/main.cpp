@@ -2,7 +2,9 @@
 //
 // Guards patrol their squad's route on a 2D arena, intruders slip in and wander; a guard that sees
 // one attacks it (and raises its squad's alarm, which brings the rest of the squad running), flees
-// when its health gets low, and goes back to patrolling when the enemy is dead. Runs headless and as
+// when its health gets low, and goes back to patrolling when the enemy is dead. Intruders in a fight
+// flash now and then (stunning the guards near them) and knock attackers back: passive requests
+// that the guards' tree carries out before anything else. Runs headless and as
 // fast as it can; prints one line per simulated second and a summary with the final state hash,
 // which is the same in polling and event mode for the same seed.
 //
@@ -459,10 +461,10 @@ int main(int argc, char** argv) {
         std::printf("inspector: %s  (%sCtrl-C to stop%s)\n", inspector->url().c_str(),
                     inspect_read_only ? "read-only, " : "", seconds_given ? ", or at the end of --seconds" : "");
     std::printf("\n");
-    std::printf("%7s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "time s", "patrol", "respond", "attack", "flee",
-                "intruders", "alarms", "events", "AI ms", "AI ms", "sim ms");
-    std::printf("%7s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "", "", "", "", "", "", "", "handled", "median",
-                "worst", "median");
+    std::printf("%7s %8s %8s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "time s", "patrol", "respond", "attack",
+                "flee", "stunned", "knocked", "intruders", "alarms", "events", "AI ms", "AI ms", "sim ms");
+    std::printf("%7s %8s %8s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "", "", "", "", "", "", "back", "", "",
+                "handled", "median", "worst", "median");
     std::fflush(stdout);
 
     std::vector<double> ai_ms, sim_ms, all_ai_ms;
@@ -518,8 +520,9 @@ int main(int argc, char** argv) {
             const auto [ai_med, ai_max] = median_max(ai_ms);
             const auto [sim_med, sim_max] = median_max(sim_ms);
             (void)sim_max;
-            std::printf("%7.1f %8d %8d %8d %8d %10d %7d %11llu %8.3f %8.3f %8.3f\n", static_cast<double>(t_after) * 1e-6,
-                        c.patrol, c.respond, c.attack, c.flee, c.intruders_active, c.squads_alarmed,
+            std::printf("%7.1f %8d %8d %8d %8d %8d %8d %10d %7d %11llu %8.3f %8.3f %8.3f\n",
+                        static_cast<double>(t_after) * 1e-6, c.patrol, c.respond, c.attack, c.flee, c.stunned,
+                        c.knocked_back, c.intruders_active, c.squads_alarmed,
                         static_cast<unsigned long long>(second_events), ai_med, ai_max, sim_med);
             std::fflush(stdout);
             ai_ms.clear();
@@ -544,11 +547,13 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(total_events), static_cast<unsigned long long>(total_guards),
                 static_cast<unsigned long long>(total_updates));
     std::printf("  simulation:        %.2f s in all (intruders, perception grid, alarms, LOD)\n", total_sim * 1e-3);
-    std::printf("  guards now:        %d patrol, %d respond, %d attack, %d flee\n", c.patrol, c.respond, c.attack,
-                c.flee);
-    std::printf("  since the start:   %llu attacks, %llu flights, %llu squad alarms, %llu intruders killed\n",
+    std::printf("  guards now:        %d patrol, %d respond, %d attack, %d flee, %d stunned, %d knocked back\n", c.patrol,
+                c.respond, c.attack, c.flee, c.stunned, c.knocked_back);
+    std::printf("  since the start:   %llu attacks, %llu flights, %llu squad alarms, %llu intruders killed,\n"
+                "                     %llu stuns, %llu knockbacks\n",
                 static_cast<unsigned long long>(t.attacks), static_cast<unsigned long long>(t.flights),
-                static_cast<unsigned long long>(t.alarms_raised), static_cast<unsigned long long>(t.intruders_killed));
+                static_cast<unsigned long long>(t.alarms_raised), static_cast<unsigned long long>(t.intruders_killed),
+                static_cast<unsigned long long>(t.stuns), static_cast<unsigned long long>(t.knockbacks));
     std::printf("  state hash:        %016llx  (world %016llx, sim %016llx)\n",
                 static_cast<unsigned long long>(arena.hash()),
                 static_cast<unsigned long long>(arena.world().state_hash()),
