@@ -139,7 +139,7 @@ def main():
 
         # Abort the agent: its running action (the last running node in pre-order; whatever the
         # guard is doing now, the world is paused) turns from Running to Aborted, and so does the root.
-        leaf = max(i for i in range(15) if status(i) == "Running")
+        leaf = max(i for i in range(21) if status(i) == "Running")
         label = node_text(leaf)
         assert label in ("Patrol", "Attack", "Runaway", "Respond", "Stunned", "Knockback"), node_text(leaf)
         by_id("btn-abort").click()
