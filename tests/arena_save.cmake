@@ -111,6 +111,8 @@ if(XML)  # without XML support --record is refused before (tests/CMakeLists.txt 
     --load "${save}" --seconds 3 --record "${WORK}/never.ebtrec")
 endif()
 refused("error: --save-at 9 is after the end of the run (--seconds 2)" --seconds 2 --save-at 9 "${WORK}/never.ebtarena")
+refused("error: --save-at: cannot write '${WORK}/no-such-dir/x.ebtarena': No such file or directory"
+  --seconds 2 --save-at 1 "${WORK}/no-such-dir/x.ebtarena")
 # Equal values are no conflict.
 run_arena(same --load "${save}" --seconds 2 --agents 200 --mode event)
 

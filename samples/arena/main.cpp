@@ -369,6 +369,11 @@ int main(int argc, char** argv) {
             fail(argv0, "--log-agents " + std::to_string(g) + ": there are only " + std::to_string(config.agents) +
                             " guards (0 to " + std::to_string(config.agents - 1) + ")");
 
+    if (!save_file.empty()) {  // fail now rather than in the middle of the run
+        std::FILE* probe = std::fopen(save_file.c_str(), "ab");
+        if (!probe) fail(argv0, "--save-at: cannot write '" + save_file + "': " + std::strerror(errno));
+        std::fclose(probe);
+    }
     if (!svg.empty()) {  // fail now rather than after the run
         std::FILE* probe = std::fopen(svg.c_str(), "w");
         if (!probe) fail(argv0, "--svg: cannot write '" + svg + "': " + std::strerror(errno));
