@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Fuzz every libFuzzer target in fuzz/ for a bounded time: the XML loader (and saver), the trace
-# log reader, the recording reader and the snapshot reader.
+# log reader, the recording reader, the snapshot reader and the arena's save-file reader.
 #
 #   bash fuzz/run.sh [SECONDS]        # default 60, split evenly between the targets (at least 1 s each)
 #

@@ -1,4 +1,5 @@
-// The arena's AI: the guards' actions (Patrol, Attack, Runaway, Respond: each moves its guard and
+// The arena's AI: the guards' actions (Stunned and Knockback, which carry out the game's passive
+// requests; Patrol, Attack, Runaway, Respond: each moves its guard and
 // reads or writes the simulation state through its Guard, the agent's user pointer) and the guards' tree,
 // built in code around the seeds' guard tree's fight branch or loaded from an XML file.
 #include "arena_internal.hpp"
@@ -32,6 +33,47 @@ void Arena::build_tree() {
         p.x = std::clamp(p.x, 0.0, self->width_);
         p.y = std::clamp(p.y, 0.0, self->height_);
     };
+
+    // Passive requests: they read the request's details (inputs) and never write the request keys:
+    // the game clears a request once its action has started (took_stun / took_knockback).
+    LatentActionSpec stunned;
+    stunned.ports = {port<double>(kStunSeconds)};
+    stunned.start = [self, guard](ActionContext& ctx, const ResumeHandle& handle) {
+        Guard& g = guard(ctx);
+        self->move_dt(g, ctx.now());  // the guard stands still from now on
+        g.activity = Activity::Stunned;
+        g.stunned = true;
+        g.stun_handle = handle;
+        g.stunned_until = ctx.now() + static_cast<TimePoint>(std::llround(ctx.in<double>("stun_seconds") * 1e6));
+        g.took_stun = true;
+    };
+    stunned.on_terminate = [self, guard](ActionContext& ctx, Status) {
+        Guard& g = guard(ctx);
+        self->move_dt(g, ctx.now());  // the time stunned is not walked afterwards
+        g.stunned = false;
+        g.stun_handle = {};
+    };
+    registry_->add_latent_action("Stunned", stunned);
+
+    ActionSpec knockback;
+    knockback.ports = {port<double>(kKnockbackAngle)};
+    knockback.on_initialize = [self, guard](ActionContext& ctx) {
+        Guard& g = guard(ctx);
+        self->move_dt(g, ctx.now());
+        g.knock_angle = ctx.in<double>("knockback_angle");
+        g.knock_until = ctx.now() + kKnockbackTime;
+        g.took_knockback = true;
+    };
+    knockback.update = [self, guard, clamp](ActionContext& ctx) {
+        Guard& g = guard(ctx);
+        const double dt = self->move_dt(g, ctx.now());
+        g.activity = Activity::Knockback;
+        g.pos.x += std::cos(g.knock_angle) * kKnockbackSpeed * dt;
+        g.pos.y += std::sin(g.knock_angle) * kKnockbackSpeed * dt;
+        clamp(g.pos);
+        return ctx.now() >= g.knock_until ? Status::Success : Status::Running;
+    };
+    registry_->add_action("Knockback", knockback);
 
     ActionSpec patrol;
     patrol.update = [self, guard](ActionContext& ctx) {
@@ -130,17 +172,34 @@ void Arena::build_tree() {
     key_seen_ = tree_.key<bool>(kEnemySeen);
     key_low_ = tree_.key<bool>(kHealthLow);
     key_dead_ = tree_.key<bool>(kEnemyDead);
+    key_stun_ = tree_.key<bool>(kStunRequest);
+    key_stun_seconds_ = tree_.key<double>(kStunSeconds);
+    key_knockback_ = tree_.key<bool>(kKnockbackRequest);
+    key_knockback_angle_ = tree_.key<double>(kKnockbackAngle);
 }
 
 Tree Arena::builtin_tree() const {
-    // The seeds' guard tree (its fight branch from guard_scenario) with the squad response between
-    // the fight and Patrol; the same nodes in the same order as samples/arena.xml.
+    // The passive requests first (the game's stun and knockback), then the seeds' guard tree (its
+    // fight branch from guard_scenario) with the squad response between the fight and Patrol; the
+    // same nodes in the same order as samples/arena.xml.
     TreeBuilder builder("arena-guard", tree_registry_ ? *tree_registry_ : *registry_);
     builder.key<bool>(kEnemySeen)
         .key<bool>(kHealthLow)
         .key<bool>(kEnemyDead)
+        .key<bool>(kStunRequest)
+        .key<double>(kStunSeconds)
+        .key<bool>(kKnockbackRequest)
+        .key<double>(kKnockbackAngle)
         .shared_key<bool>("squad", "alarm")
-        .active_selector();
+        .active_selector()
+            .sequence()
+                .check(kStunRequest)
+                .action("Stunned")
+            .back()
+            .sequence()
+                .check(kKnockbackRequest)
+                .action("Knockback")
+            .back();
     return add_fight_branch(builder)
             .sequence()
                 .check("squad.alarm")

@@ -9,7 +9,9 @@
 #include <ebt/detail/hash.hpp>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace ebt::scenarios::arena_internal {
@@ -37,6 +39,20 @@ inline constexpr TimePoint kAlarmDuration = 5'000'000;   // an alarm clears this
 inline constexpr TimePoint kEngagedFor = 500'000;        // an intruder in a fight stands still this long
 inline constexpr TimePoint kFirstAppearMin = 1'000'000, kFirstAppearMax = 12'000'000;
 inline constexpr TimePoint kRespawnMin = 2'000'000, kRespawnMax = 6'000'000;
+// Passive requests (the game's, not the AI's): an intruder in a fight flashes now and then, stunning
+// the guards near it; an intruder that is hit knocks its attacker back now and then.
+inline constexpr double kFlashRadius = 6.0;
+inline constexpr double kStunTime = 2.0;            // seconds a flash stuns
+inline constexpr TimePoint kFlashMin = 6'000'000, kFlashMax = 14'000'000;  // between an intruder's flashes
+inline constexpr TimePoint kKnockEvery = 2'500'000;   // at most one knockback per intruder this often
+inline constexpr TimePoint kKnockbackTime = 400'000;  // a knockback pushes the guard this long ...
+inline constexpr double kKnockbackSpeed = 8.0;        // ... at this speed
+
+// The guards' request keys: written by the game, read (never written) by the tree.
+inline constexpr const char* kStunRequest = "stun_request";          // bool: be stunned
+inline constexpr const char* kStunSeconds = "stun_seconds";          // double: for this long
+inline constexpr const char* kKnockbackRequest = "knockback_request";  // bool: be knocked back
+inline constexpr const char* kKnockbackAngle = "knockback_angle";      // double: toward this direction (radians)
 
 inline constexpr double kPi = 3.14159265358979323846;
 
@@ -95,6 +111,15 @@ struct Arena::Guard {
     bool struck = false;        // dealt `damage` to intruder `target` at hit_time
     double damage = 0;
     TimePoint hit_time = 0;
+    bool took_stun = false;       // its Stunned action started: the game clears stun_request
+    bool took_knockback = false;  // its Knockback action started: the game clears knockback_request
+    // The passive requests being carried out.
+    bool stunned = false;         // its Stunned action runs (suspended until the game resumes it)
+    TimePoint stunned_until = 0;  // when the game resumes it
+    ResumeHandle stun_handle;     // how (not saved: suspended_actions() gives it again after a restore)
+    bool stun_resumed = false;    // only in a save file read back: the game had resumed it already
+    double knock_angle = 0;       // its Knockback action pushes it this way ...
+    TimePoint knock_until = 0;    // ... until then
 };
 
 struct Arena::Intruder {
@@ -103,6 +128,8 @@ struct Arena::Intruder {
     double dps = 0;
     TimePoint appear_at = 0;       // when inactive: when it slips in (again)
     TimePoint engaged_until = 0;   // stands and fights until then
+    TimePoint next_flash = 0;      // flashes (when in a fight) at or after this
+    TimePoint next_knock = 0;      // knocks an attacker back at or after this
     bool active = false;
 };
 
@@ -114,6 +141,24 @@ struct Arena::Squad {
     Vec2 alarm_pos;
     TimePoint raised_at = 0;
     int first = 0, count = 0;       // its guards
+};
+
+/// An arena save file's content, as ArenaSave::read found and checked it (arena_save.cpp); what
+/// Arena::restore puts back. The guards' handles and the squads' blackboards are not in it: they
+/// come from the restored World.
+struct ArenaSave::State {
+    std::string source;           // the file name, for errors
+    ArenaConfig config;
+    std::uint64_t frame = 0;
+    TimePoint now = 0;
+    std::uint64_t rng = 0;
+    ArenaTotals totals;
+    double width = 0, height = 0;
+    std::vector<Arena::Guard> guards;
+    std::vector<Arena::Intruder> intruders;
+    std::vector<Arena::Squad> squads;
+    std::vector<std::byte> world;  // the World's snapshot (ebt::save_world)
+    std::uint64_t world_offset = 0;  // where it starts in the file (for errors)
 };
 
 }  // namespace ebt::scenarios

@@ -9,23 +9,41 @@
 // (World::create_shared) whose `alarm` is raised by any member that attacks; the others respond by
 // running to the alarm position. The alarm clears a few seconds after the last raise.
 //
-// The guards' tree is the seeds' guard tree with one more branch (the squad response):
+// Passive requests (the seeds' "passive behaviour requests"): the game, not the AI, decides that a
+// guard is stunned (an intruder in a fight flashes now and then, stunning the guards within a few
+// units) or knocked back (an intruder that is hit pushes its attacker away now and then). It writes
+// the request on the guard's blackboard (stun_request with stun_seconds, knockback_request with
+// knockback_angle); the tree reads these keys and never writes them, and carries the request out at
+// the highest priority, aborting whatever ran. Once the tree has taken a request up (its action
+// started), the game clears the key (after World::step, in guard order). While a request runs the
+// guard's other actions are aborted, so nothing else moves it. A stun ends when the game resumes
+// the latent Stunned action; a knockback after a short push. Then the guard's tree picks its
+// normal behaviour again.
+//
+// The guards' tree is the seeds' guard tree with the passive requests above it and one more branch
+// (the squad response) below:
 //
 //   0 ActiveSelector
-//     1 Sequence                        guard: enemy_seen (LowerPriority)
-//       2 Condition enemy_seen
-//       3 ActiveSelector
-//         4 Sequence                    guard: health_low (LowerPriority)
-//           5 Condition health_low
-//           6 Action Runaway            flee and heal; Running while health is low, then Success
-//         7 Monitor(RequireAll, RequireOne)   guard: !enemy_dead (Self, plus LowerPriority)
-//           8 Condition !enemy_dead
-//           9 Action Attack             close in and fight; raises squad.alarm; Failure if the target is lost
-//     10 Sequence                       guard: squad.alarm && !health_low (LowerPriority)
-//       11 Condition squad.alarm
-//       12 Condition !health_low
-//       13 Action Respond               run to the alarm; Running while the alarm is up, then Success
-//     14 Action Patrol                  walk the squad's route; Running forever
+//     1 Sequence                        guard: stun_request (LowerPriority)
+//       2 Condition stun_request
+//       3 Action Stunned                latent: suspended until the game resumes it stun_seconds later
+//     4 Sequence                        guard: knockback_request (LowerPriority)
+//       5 Condition knockback_request
+//       6 Action Knockback              pushed toward knockback_angle for 0.4 s, then Success
+//     7 Sequence                        guard: enemy_seen (LowerPriority)
+//       8 Condition enemy_seen
+//       9 ActiveSelector
+//         10 Sequence                   guard: health_low (LowerPriority)
+//           11 Condition health_low
+//           12 Action Runaway           flee and heal; Running while health is low, then Success
+//         13 Monitor(RequireAll, RequireOne)   guard: !enemy_dead (Self, plus LowerPriority)
+//           14 Condition !enemy_dead
+//           15 Action Attack            close in and fight; raises squad.alarm; Failure if the target is lost
+//     16 Sequence                       guard: squad.alarm && !health_low (LowerPriority)
+//       17 Condition squad.alarm
+//       18 Condition !health_low
+//       19 Action Respond               run to the alarm; Running while the alarm is up, then Success
+//     20 Action Patrol                  walk the squad's route; Running forever
 //
 // Actions reach their guard's simulation data through the agent's user pointer (the Guard, given at
 // spawn: SpawnOptions::user) and a pointer to the Arena captured in the ActionSpec lambdas. Every action moves its guard by the
@@ -39,17 +57,25 @@
 // writes every blackboard value every frame, but equal values are no-ops. Polling and event runs of
 // the same configuration end with the same hash().
 //
+// Saving: Arena::save() writes the whole run between frames (its configuration, the simulation state
+// kept outside the World and the World's snapshot, ebt::save_world) to one versioned file;
+// ArenaSave::read() checks such a file and Arena(ArenaSave, ...) continues the run from it, ending
+// in the same hash() as the run that was never interrupted (docs/snapshots.md, "In the arena").
+//
 // Sources, one per job: arena_world.cpp (the rules and perception: set-up, a frame, counts and the
-// hash), arena_ai.cpp (the guards' actions and tree), arena_svg.cpp (the picture), and
-// arena_internal.hpp (the tuning and the simulation state they share; private to them).
+// hash), arena_ai.cpp (the guards' actions and tree), arena_svg.cpp (the picture), arena_save.cpp
+// (the save file), and arena_internal.hpp (the tuning and the simulation state they share; private
+// to them).
 #pragma once
 
 #include <ebt/ebt.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -81,7 +107,7 @@ struct ArenaConfig {
 };
 
 /// What a guard is doing: the action its tree last updated.
-enum class Activity : std::uint8_t { Patrol, Respond, Attack, Flee };
+enum class Activity : std::uint8_t { Patrol, Respond, Attack, Flee, Stunned, Knockback };
 const char* to_string(Activity activity) noexcept;
 
 struct ArenaCounts {
@@ -89,6 +115,8 @@ struct ArenaCounts {
     int respond = 0;
     int attack = 0;
     int flee = 0;
+    int stunned = 0;           // carrying out a stun request
+    int knocked_back = 0;      // carrying out a knockback request
     int intruders_active = 0;  // in the arena and alive
     int squads_alarmed = 0;    // published squad.alarm == true
 };
@@ -99,6 +127,8 @@ struct ArenaTotals {
     std::uint64_t flights = 0;         // Runaway runs started
     std::uint64_t attacks = 0;         // Attack runs started
     std::uint64_t alarms_raised = 0;   // squad alarms going from clear to raised
+    std::uint64_t stuns = 0;           // Stunned runs started
+    std::uint64_t knockbacks = 0;      // Knockback runs started
 };
 
 /// One frame's cost: the AI (World::step) and the simulation around it (perception, intruders, LOD).
@@ -107,9 +137,47 @@ struct ArenaFrame {
     std::chrono::nanoseconds sim_time{0};
 };
 
+class Arena;
+
+/// An arena save file read back and checked (Arena::save() writes one): the configuration the run was
+/// made with, where it stopped, and its simulation state and World snapshot, which an Arena built from
+/// it continues. Reading checks everything but the World snapshot's records (which restoring the
+/// World checks): a file that is not a readable arena save (another kind of file, another version,
+/// truncated, corrupt) throws debug::FileFormatError naming the file and the byte. A value type:
+/// the caller owns it; it holds no pointer into the bytes read.
+class ArenaSave {
+public:
+    /// `source` names the bytes in error messages (the file name).
+    static ArenaSave read(std::span<const std::byte> bytes, const std::string& source);
+    /// Reads the file at `path`; std::runtime_error when it cannot be opened or read.
+    static ArenaSave read_file(const std::string& path);
+
+    /// What the run is: agents, hz, seed, mode, lod, lod_interval, squad_size, intruders (the count
+    /// the arena had) and tree_file. Its listener, instrument and threads are the defaults.
+    const ArenaConfig& config() const noexcept;
+    /// The simulated time and frame number the run was saved at.
+    TimePoint time() const noexcept;
+    std::uint64_t frame() const noexcept;
+
+    struct State;  // defined in arena_internal.hpp
+
+private:
+    friend class Arena;
+    std::shared_ptr<const State> state_;
+};
+
 class Arena {
 public:
     explicit Arena(ArenaConfig config = {});
+    /// Continues the run `save` holds: the arena as it was at its frame, with the World restored
+    /// (ebt::restore_world): stepping it on gives the same hash() after every frame as the run that
+    /// was saved. `runtime` gives what a save does not hold: listener, listener_agent, instrument
+    /// (which must not observe the World's inputs: restore_world needs a World without an input
+    /// observer) and threads (any count); its other fields are ignored (the save's are used). Throws
+    /// debug::FileFormatError when the World snapshot is corrupt or does not fit the arena (naming
+    /// the file and byte), SnapshotError when the saved tree is not the one built now (a tree_file
+    /// that changed), and what Arena(ArenaConfig) throws (a tree_file that does not load).
+    Arena(const ArenaSave& save, const ArenaConfig& runtime);
     ~Arena();
     Arena(const Arena&) = delete;
     Arena& operator=(const Arena&) = delete;
@@ -124,6 +192,19 @@ public:
     /// intruders, squads, RNG).
     std::uint64_t hash() const;
     std::uint64_t sim_hash() const;
+    /// Passive requests, as the game makes them (an intruder's flash, a hit): writes the request keys
+    /// on guard `guard`'s blackboard between frames; its tree carries them out at the highest
+    /// priority, aborting what it was doing, and the game clears the key once the tree has taken the
+    /// request up (docs/patterns.md, "Passive requests"). A stun lasts `seconds`; a knockback pushes the
+    /// guard toward `angle` (radians) for a moment.
+    void request_stun(int guard, double seconds);
+    void request_knockback(int guard, double angle);
+
+    /// The whole run now, as the bytes of an arena save file (ArenaSave::read reads them back):
+    /// between frames only (World::step's UsageError otherwise). Throws what ebt::save_world throws.
+    std::vector<std::byte> save() const;
+    /// save() written to `path`; std::runtime_error when the file cannot be written.
+    void save_file(const std::string& path) const;
     /// An SVG picture of the arena now: patrol routes, guards coloured by activity, intruders, alarms.
     /// Throws std::runtime_error when the file cannot be written.
     void write_svg(const std::string& path) const;
@@ -153,16 +234,21 @@ public:
     };
 
 private:
+    friend class ArenaSave;  // reads the simulation state of a save file into Guard, Intruder, Squad
     struct Guard;
     struct Intruder;
     struct Squad;
 
     void build_tree();
     void setup_world();
+    void size_grid();
+    void restore(const ArenaSave::State& saved);
     void update_intruders(double dt);
     void rebuild_grid();
     void perceive();
     void expire_alarms();
+    void flash();        // intruders in a fight stun the guards near them, now and then
+    void end_stuns();    // resumes the Stunned actions whose time is up
     void apply_guard_effects();  // after World::step: what the guards' actions did, in guard order
     void apply_lod();
     int nearest_intruder(Vec2 p, double radius) const;
@@ -175,6 +261,8 @@ private:
     std::unique_ptr<World> world_;
     Tree tree_;
     Key<bool> key_seen_, key_low_, key_dead_;
+    Key<bool> key_stun_, key_knockback_;
+    Key<double> key_stun_seconds_, key_knockback_angle_;
     std::vector<Guard> guards_;
     std::vector<Intruder> intruders_;
     std::vector<Squad> squads_;

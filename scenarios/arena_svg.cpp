@@ -39,12 +39,14 @@ void Arena::write_svg(const std::string& path) const {
                              {"#e3a21a", "respond", c.respond},
                              {"#d3302f", "attack", c.attack},
                              {"#2f9e55", "flee", c.flee},
+                             {"#8e44ad", "stunned", c.stunned},
+                             {"#7f8c8d", "knocked back", c.knocked_back},
                              {"#000000", "intruders", c.intruders_active}};
     double lx = 8;
     for (const Legend& l : legend) {
         std::fprintf(out, "<circle cx=\"%.1f\" cy=\"40\" r=\"5\" fill=\"%s\"/>", lx + 5, l.colour);
         std::fprintf(out, "<text x=\"%.1f\" y=\"45\" font-size=\"13\">%s %d</text>\n", lx + 14, l.text, l.n);
-        lx += 130;
+        lx += 118;
     }
     std::fprintf(out, "<text x=\"%.1f\" y=\"45\" font-size=\"13\" fill=\"#c0392b\">alarmed squads %d</text>\n", lx,
                  c.squads_alarmed);
@@ -67,7 +69,7 @@ void Arena::write_svg(const std::string& path) const {
     std::fprintf(out, "</g>\n");
     // Guards by activity (one group per colour keeps the file small).
     const double gr = std::max(0.9, 0.6 * scale);
-    for (int a = 0; a < 4; ++a) {
+    for (int a = 0; a <= static_cast<int>(Activity::Knockback); ++a) {  // legend[a] is activity a's
         std::fprintf(out, "<g fill=\"%s\">\n", legend[a].colour);
         for (const Guard& g : guards_)
             if (static_cast<int>(g.activity) == a)

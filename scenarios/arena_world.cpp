@@ -22,6 +22,8 @@ const char* to_string(Activity activity) noexcept {
     case Activity::Respond: return "respond";
     case Activity::Attack: return "attack";
     case Activity::Flee: return "flee";
+    case Activity::Stunned: return "stunned";
+    case Activity::Knockback: return "knockback";
     }
     return "?";
 }
@@ -41,7 +43,23 @@ Arena::Arena(ArenaConfig config) : config_(config) {
     setup_world();
 }
 
-Arena::~Arena() = default;
+Arena::Arena(const ArenaSave& save, const ArenaConfig& runtime) : config_(save.config()) {
+    config_.listener = runtime.listener;
+    config_.listener_agent = runtime.listener_agent;
+    config_.instrument = runtime.instrument;
+    config_.threads = runtime.threads;
+    frame_dt_ = Duration(std::max<std::int64_t>(1, std::llround(1e6 / config_.hz)));
+    registry_ = std::make_unique<Registry>();
+    world_ = std::make_unique<World>(WorldOptions{.threads = config_.threads});
+    build_tree();
+    restore(*save.state_);  // arena_save.cpp
+}
+
+Arena::~Arena() {
+    // The World first, while the guards are still there: ending a stunned guard's run calls its
+    // Stunned action's on_terminate, which writes its Guard.
+    world_.reset();
+}
 
 void Arena::setup_world() {
     const int agents = config_.agents;
@@ -110,6 +128,10 @@ void Arena::setup_world() {
     intruders_.resize(static_cast<std::size_t>(count));
     for (Intruder& in : intruders_) in.appear_at = uniform_time(rng_, kFirstAppearMin, kFirstAppearMax);
 
+    size_grid();
+}
+
+void Arena::size_grid() {
     // The perception grid: cells of the sight radius.
     cell_ = kSight;
     grid_cols_ = std::max(1, static_cast<int>(std::ceil(width_ / cell_)));
@@ -137,6 +159,8 @@ void Arena::update_intruders(double dt) {
             in.pos = {uniform(rng_, 0, width_), uniform(rng_, 0, height_)};
             in.goal = in.pos;
             in.engaged_until = 0;
+            in.next_flash = t + kFlashMin;
+            in.next_knock = t;
         }
         if (t < in.engaged_until) continue;  // standing its ground
         if (move_toward(in.pos, in.goal, kIntruderSpeed * dt)) {
@@ -235,6 +259,41 @@ void Arena::perceive() {
     }
 }
 
+void Arena::request_stun(int guard, double seconds) {
+    Blackboard& bb = world_->at(handle(guard)).blackboard();
+    bb.set(key_stun_seconds_, seconds);
+    bb.set(key_stun_, true);
+}
+
+void Arena::request_knockback(int guard, double angle) {
+    Blackboard& bb = world_->at(handle(guard)).blackboard();
+    bb.set(key_knockback_angle_, angle);
+    bb.set(key_knockback_, true);
+}
+
+void Arena::flash() {
+    const TimePoint t = now_ + frame_dt_.count();
+    for (Intruder& in : intruders_) {
+        if (!in.active || in.health <= 0 || t >= in.engaged_until || t < in.next_flash) continue;  // flashes only in a fight
+        in.next_flash = t + uniform_time(rng_, kFlashMin, kFlashMax);
+        for (std::size_t i = 0; i < guards_.size(); ++i) {
+            const Guard& g = guards_[i];
+            if (g.stunned || dist(g.pos, in.pos) > kFlashRadius) continue;
+            if (world_->at(g.handle).blackboard().get(key_stun_)) continue;  // already asked
+            request_stun(static_cast<int>(i), kStunTime);
+        }
+    }
+}
+
+void Arena::end_stuns() {
+    const TimePoint t = now_ + frame_dt_.count();
+    for (Guard& g : guards_)
+        if (g.stun_handle.valid() && t >= g.stunned_until) {
+            world_->resume(g.stun_handle, Status::Success);
+            g.stun_handle = {};  // Stunned's on_terminate clears `stunned` when the run ends
+        }
+}
+
 void Arena::expire_alarms() {
     const TimePoint t = now_ + frame_dt_.count();
     for (Squad& s : squads_)
@@ -242,10 +301,22 @@ void Arena::expire_alarms() {
 }
 
 void Arena::apply_guard_effects() {
-    for (Guard& g : guards_) {
+    for (std::size_t i = 0; i < guards_.size(); ++i) {
+        Guard& g = guards_[i];
         totals_.attacks += static_cast<std::uint64_t>(g.attacks_started);
         totals_.flights += static_cast<std::uint64_t>(g.flights_started);
         g.attacks_started = g.flights_started = 0;
+        // A request the tree has taken up is consumed: the game clears it (the tree only reads it).
+        if (g.took_stun) {
+            world_->at(g.handle).blackboard().set(key_stun_, false);
+            ++totals_.stuns;
+            g.took_stun = false;
+        }
+        if (g.took_knockback) {
+            world_->at(g.handle).blackboard().set(key_knockback_, false);
+            ++totals_.knockbacks;
+            g.took_knockback = false;
+        }
         if (g.raised_alarm) {
             Squad& s = squads_[static_cast<std::size_t>(g.squad)];
             s.alarm_pos = g.alarm_at;
@@ -257,6 +328,14 @@ void Arena::apply_guard_effects() {
             foe.health -= g.damage;
             foe.engaged_until = g.hit_time + kEngagedFor;
             g.struck = false;
+            // The intruder hits back hard now and then: the attacker is knocked away from it.
+            if (g.hit_time >= foe.next_knock && !g.stunned && g.activity != Activity::Knockback) {
+                const Blackboard& bb = world_->at(g.handle).blackboard();
+                if (!bb.get(key_stun_) && !bb.get(key_knockback_)) {
+                    foe.next_knock = g.hit_time + kKnockEvery;
+                    request_knockback(static_cast<int>(i), std::atan2(g.pos.y - foe.pos.y, g.pos.x - foe.pos.x));
+                }
+            }
         }
     }
     // A squad's alarm is raised when a member's Attack wrote it while it was clear.
@@ -284,7 +363,9 @@ ArenaFrame Arena::step() {
     update_intruders(seconds(frame_dt_.count()));
     rebuild_grid();
     perceive();
+    flash();
     expire_alarms();
+    end_stuns();
     apply_lod();
     const auto t1 = std::chrono::steady_clock::now();
     for (std::size_t i = 0; i < squads_.size(); ++i) alarm_before_[i] = squads_[i].blackboard->pending<bool>("alarm");
@@ -312,6 +393,8 @@ ArenaCounts Arena::counts() const {
         case Activity::Respond: ++c.respond; break;
         case Activity::Attack: ++c.attack; break;
         case Activity::Flee: ++c.flee; break;
+        case Activity::Stunned: ++c.stunned; break;
+        case Activity::Knockback: ++c.knocked_back; break;
         }
     }
     for (const Intruder& in : intruders_) c.intruders_active += in.active && in.health > 0;
@@ -332,6 +415,10 @@ std::uint64_t Arena::sim_hash() const {
         h(g.low);
         h(g.dead);
         h(g.activity);
+        h(g.stunned);
+        h(g.stunned_until);
+        h(g.knock_angle);
+        h(g.knock_until);
     }
     for (const Intruder& in : intruders_) {
         h(in.pos.x);
@@ -343,6 +430,8 @@ std::uint64_t Arena::sim_hash() const {
         h(in.appear_at);
         h(in.engaged_until);
         h(in.active);
+        h(in.next_flash);
+        h(in.next_knock);
     }
     for (const Squad& s : squads_) {
         h(s.alarm_pos.x);
@@ -357,6 +446,8 @@ std::uint64_t Arena::sim_hash() const {
     h(totals_.flights);
     h(totals_.attacks);
     h(totals_.alarms_raised);
+    h(totals_.stuns);
+    h(totals_.knockbacks);
     return h.value();
 }
 

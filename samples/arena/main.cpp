@@ -2,13 +2,15 @@
 //
 // Guards patrol their squad's route on a 2D arena, intruders slip in and wander; a guard that sees
 // one attacks it (and raises its squad's alarm, which brings the rest of the squad running), flees
-// when its health gets low, and goes back to patrolling when the enemy is dead. Runs headless and as
+// when its health gets low, and goes back to patrolling when the enemy is dead. Intruders in a fight
+// flash now and then (stunning the guards near them) and knock attackers back: passive requests
+// that the guards' tree carries out before anything else. Runs headless and as
 // fast as it can; prints one line per simulated second and a summary with the final state hash,
 // which is the same in polling and event mode for the same seed.
 //
 //   ebt_arena [--agents N] [--seconds S] [--hz H] [--seed N] [--mode poll|event] [--lod on|off]
 //             [--realtime] [--trace N] [--svg FILE] [--view N] [--dot FILE] [--threads N]
-//             [--log FILE [--log-agents N,M,...]] [--record FILE]
+//             [--log FILE [--log-agents N,M,...]] [--record FILE] [--save-at S FILE] [--load FILE]
 //             [--inspect PORT [--inspect-address ADDR] [--inspect-token TOKEN] [--inspect-read-only]]
 #include "arena_scenario.hpp"
 
@@ -66,8 +68,14 @@ void usage(std::FILE* out, const char* argv0) {
                  "                   guards) to FILE; read it with ebt_trace FILE\n"
                  "  --log-agents N,M only these guards in the log (default: all)\n"
                  "  --tree FILE      load the guards' tree from a BehaviorTree.CPP v4 XML file\n"
-                 "  --record FILE    record the run for ebt_replay (docs/debugging.md, \"Record and replay\")\n"
                  "                   (default: built in; samples/arena.xml is the same tree)\n"
+                 "  --record FILE    record the run for ebt_replay (docs/debugging.md, \"Record and replay\")\n"
+                 "  --save-at S FILE save the whole run to FILE when the simulated clock reaches S seconds (at\n"
+                 "                   that frame's end), then go on to the end\n"
+                 "  --load FILE      continue the run saved in FILE up to --seconds: the arena (agents, hz, seed,\n"
+                 "                   mode, lod, tree) comes from the file; giving one of those options with\n"
+                 "                   another value is refused. --threads may be any count\n"
+                 "                   (docs/snapshots.md, \"In the arena\")\n"
                  "  --inspect PORT   serve the live inspector on http://127.0.0.1:PORT/ (0: a free port) and run\n"
                  "                   in real time until Ctrl-C (or --seconds, when given)\n"
                  "  --inspect-address ADDR  bind the inspector to ADDR instead of 127.0.0.1 (e.g. 0.0.0.0)\n"
@@ -155,6 +163,12 @@ struct FrameTrace : TraceListener {
 volatile std::sig_atomic_t g_interrupted = 0;  // Ctrl-C while inspecting: finish the run
 extern "C" void on_interrupt(int) { g_interrupted = 1; }
 
+std::string number_text(double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return text;
+}
+
 double ms(std::chrono::nanoseconds d) { return static_cast<double>(d.count()) * 1e-6; }
 
 /// Median and maximum of a small sample (sorts it).
@@ -183,6 +197,10 @@ int main(int argc, char** argv) {
     std::string inspect_token;
     bool inspect_address_given = false, inspect_token_given = false, inspect_read_only = false;
     bool seconds_given = false;
+    // --load takes the arena from its file: these say which of its options the command line gave.
+    bool agents_given = false, hz_given = false, seed_given = false, mode_given = false, lod_given = false;
+    double save_at = -1;  // --save-at seconds; < 0: no save
+    std::string save_file, load_file;
     for (int i = 1; i < argc; ++i) {
         const std::string opt = argv[i];
         const auto value = [&]() -> const char* {
@@ -194,25 +212,30 @@ int main(int argc, char** argv) {
             return 0;
         } else if (opt == "--agents") {
             config.agents = static_cast<int>(parse_int(argv0, "--agents", value(), 1, 5'000'000));
+            agents_given = true;
         } else if (opt == "--seconds") {
             sim_seconds = parse_real(argv0, "--seconds", value(), 0.001, 1e6);
             seconds_given = true;
         } else if (opt == "--hz") {
             config.hz = parse_real(argv0, "--hz", value(), 0.1, 10'000);
+            hz_given = true;
         } else if (opt == "--threads") {
             config.threads = static_cast<std::uint32_t>(parse_int(argv0, "--threads", value(), 1, 256));
         } else if (opt == "--seed") {
             config.seed = static_cast<std::uint64_t>(parse_int(argv0, "--seed", value(), 0, 9'000'000'000'000'000'000LL));
+            seed_given = true;
         } else if (opt == "--mode") {
             const std::string m = value();
             if (m == "poll" || m == "polling") config.mode = Mode::Polling;
             else if (m == "event") config.mode = Mode::Event;
             else fail(argv0, "--mode must be 'poll' or 'event', got '" + m + "'");
+            mode_given = true;
         } else if (opt == "--lod") {
             const std::string m = value();
             if (m == "on") config.lod = true;
             else if (m == "off") config.lod = false;
             else fail(argv0, "--lod must be 'on' or 'off', got '" + m + "'");
+            lod_given = true;
         } else if (opt == "--realtime") {
             realtime = true;
         } else if (opt == "--trace") {
@@ -229,6 +252,13 @@ int main(int argc, char** argv) {
 #if !EBT_HAS_XML
             fail(argv0, "--record: this build of ebt has no XML support (configured with -DEBT_XML=OFF)");
 #endif
+        } else if (opt == "--save-at") {
+            save_at = parse_real(argv0, "--save-at", value(), 0, 1e6);
+            save_file = value();
+            if (save_file.empty()) fail(argv0, "--save-at needs a file name after the seconds");
+        } else if (opt == "--load") {
+            load_file = value();
+            if (load_file.empty()) fail(argv0, "--load needs a file name");
         } else if (opt == "--inspect") {
             inspect_port = parse_int(argv0, "--inspect", value(), 0, 65535);
         } else if (opt == "--inspect-address") {
@@ -277,6 +307,50 @@ int main(int argc, char** argv) {
         fail(argv0, "--inspect-address " + inspect_address +
                         " is not a loopback address: it needs --inspect-token TOKEN (without one, anyone who can "
                         "reach it could pause the world and write blackboards)");
+    // --load: the arena comes from the file; an option that says otherwise is refused.
+    std::optional<scenarios::ArenaSave> loaded;
+    if (!load_file.empty()) {
+        try {
+            loaded = scenarios::ArenaSave::read_file(load_file);
+        } catch (const std::exception& e) {  // debug::FileFormatError: the file, the byte and the problem
+            std::fprintf(stderr, "%s: error: --load: %s\n", argv0, e.what());
+            return 2;
+        }
+        const ArenaConfig& saved = loaded->config();
+        const auto conflict = [&](bool given, bool differs, const std::string& option, const std::string& ours,
+                                  const std::string& theirs) {
+            if (given && differs)
+                fail(argv0, option + " " + ours + " conflicts with --load " + load_file + ", saved with " + option + " " +
+                                theirs + " (the loaded arena's configuration comes from its file: leave " + option +
+                                " out)");
+        };
+        const auto mode_name = [](Mode m) { return std::string(m == Mode::Polling ? "poll" : "event"); };
+        conflict(agents_given, config.agents != saved.agents, "--agents", std::to_string(config.agents), std::to_string(saved.agents));
+        conflict(hz_given, config.hz != saved.hz, "--hz", number_text(config.hz), number_text(saved.hz));
+        conflict(seed_given, config.seed != saved.seed, "--seed", std::to_string(config.seed), std::to_string(saved.seed));
+        conflict(mode_given, config.mode != saved.mode, "--mode", mode_name(config.mode), mode_name(saved.mode));
+        conflict(lod_given, config.lod != saved.lod, "--lod", config.lod ? "on" : "off", saved.lod ? "on" : "off");
+        conflict(!config.tree_file.empty(), config.tree_file != saved.tree_file, "--tree", config.tree_file,
+                 saved.tree_file.empty() ? "(the built-in tree)" : saved.tree_file);
+        if (!record.empty())
+            fail(argv0, "--record cannot be combined with --load: a recording starts from a new world");
+        const std::uint32_t threads = config.threads;
+        config = saved;
+        config.threads = threads;
+        const double saved_seconds = static_cast<double>(loaded->time()) * 1e-6;
+        if (seconds_given && sim_seconds <= saved_seconds)
+            fail(argv0, "--seconds " + number_text(sim_seconds) + ": the run in " + load_file + " is at " +
+                            number_text(saved_seconds) + " s already");
+        if (!seconds_given && inspect_port < 0 && sim_seconds <= saved_seconds)
+            fail(argv0, "the run in " + load_file + " is at " + number_text(saved_seconds) +
+                            " s, past the default 60 s: give --seconds");
+        if (save_at >= 0 && save_at <= saved_seconds)
+            fail(argv0, "--save-at " + number_text(save_at) + ": the run in " + load_file + " is at " +
+                            number_text(saved_seconds) + " s already");
+    }
+    if (save_at > sim_seconds && !(inspect_port >= 0 && !seconds_given))
+        fail(argv0, "--save-at " + number_text(save_at) + " is after the end of the run (--seconds " +
+                        number_text(sim_seconds) + ")");
     if (trace_guard >= config.agents)
         fail(argv0, "--trace " + std::to_string(trace_guard) + ": there are only " + std::to_string(config.agents) +
                         " guards (0 to " + std::to_string(config.agents - 1) + ")");
@@ -295,6 +369,11 @@ int main(int argc, char** argv) {
             fail(argv0, "--log-agents " + std::to_string(g) + ": there are only " + std::to_string(config.agents) +
                             " guards (0 to " + std::to_string(config.agents - 1) + ")");
 
+    if (!save_file.empty()) {  // fail now rather than in the middle of the run
+        std::FILE* probe = std::fopen(save_file.c_str(), "ab");
+        if (!probe) fail(argv0, "--save-at: cannot write '" + save_file + "': " + std::strerror(errno));
+        std::fclose(probe);
+    }
     if (!svg.empty()) {  // fail now rather than after the run
         std::FILE* probe = std::fopen(svg.c_str(), "w");
         if (!probe) fail(argv0, "--svg: cannot write '" + svg + "': " + std::strerror(errno));
@@ -322,9 +401,10 @@ int main(int argc, char** argv) {
     }
 #endif
     try {
-        holder.emplace(config);
+        if (loaded) holder.emplace(*loaded, config);
+        else holder.emplace(config);
     } catch (const std::exception& e) {  // e.g. a --tree file that does not load: file:line:column and the problem
-        std::fprintf(stderr, "%s: error: %s\n", argv0, e.what());
+        std::fprintf(stderr, "%s: error: %s%s\n", argv0, loaded ? "--load: " : "", e.what());
         return 2;
     }
     Arena& arena = *holder;
@@ -377,15 +457,19 @@ int main(int argc, char** argv) {
                 config.mode == Mode::Polling ? "poll" : "event", config.lod ? "on" : "off",
                 config.threads > 1 ? (", " + std::to_string(config.threads) + " threads").c_str() : "",
                 realtime ? ", real time" : "");
-    std::printf("arena %.0f x %.0f units; world set up in %.1f ms\n", arena.width(), arena.height(), setup_ms);
+    if (loaded)
+        std::printf("continuing the run saved in %s at %g s (frame %llu); restored in %.1f ms\n", load_file.c_str(),
+                    static_cast<double>(loaded->time()) * 1e-6, static_cast<unsigned long long>(loaded->frame()), setup_ms);
+    else
+        std::printf("arena %.0f x %.0f units; world set up in %.1f ms\n", arena.width(), arena.height(), setup_ms);
     if (inspector)
         std::printf("inspector: %s  (%sCtrl-C to stop%s)\n", inspector->url().c_str(),
                     inspect_read_only ? "read-only, " : "", seconds_given ? ", or at the end of --seconds" : "");
     std::printf("\n");
-    std::printf("%7s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "time s", "patrol", "respond", "attack", "flee",
-                "intruders", "alarms", "events", "AI ms", "AI ms", "sim ms");
-    std::printf("%7s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "", "", "", "", "", "", "", "handled", "median",
-                "worst", "median");
+    std::printf("%7s %8s %8s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "time s", "patrol", "respond", "attack",
+                "flee", "stunned", "knocked", "intruders", "alarms", "events", "AI ms", "AI ms", "sim ms");
+    std::printf("%7s %8s %8s %8s %8s %8s %8s %10s %7s %11s %8s %8s %8s\n", "", "", "", "", "", "", "back", "", "",
+                "handled", "median", "worst", "median");
     std::fflush(stdout);
 
     std::vector<double> ai_ms, sim_ms, all_ai_ms;
@@ -394,7 +478,26 @@ int main(int argc, char** argv) {
     double total_ai = 0, total_sim = 0;
     const auto start = std::chrono::steady_clock::now();
     std::uint64_t ticks = 0;  // real-time frame slots passed (paused ones included)
-    std::uint64_t f = 0;
+    // --save-at: at the end of the first frame whose clock reaches the time (or now, for 0).
+    const auto save_at_us = static_cast<TimePoint>(std::llround(save_at * 1e6));
+    bool saved = save_at < 0;
+    const auto save_when_due = [&]() -> bool {
+        if (saved || arena.now() < save_at_us) return true;
+        saved = true;
+        try {
+            arena.save_file(save_file);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "%s: error: --save-at: %s\n", argv0, e.what());
+            return false;
+        }
+        std::printf("saved at %g s (frame %llu) to %s\n", static_cast<double>(arena.now()) * 1e-6,
+                    static_cast<unsigned long long>(arena.frame()), save_file.c_str());
+        std::fflush(stdout);
+        return true;
+    };
+    if (!save_when_due()) return 1;
+    const std::uint64_t first_frame = arena.frame();  // 0, or the frame a --load run continues from
+    std::uint64_t f = first_frame;
     for (; f < frames && !g_interrupted; ++f) {
         if (inspector) {
             // Paused: keep serving at the frame rate without stepping.
@@ -422,17 +525,19 @@ int main(int argc, char** argv) {
             const auto [ai_med, ai_max] = median_max(ai_ms);
             const auto [sim_med, sim_max] = median_max(sim_ms);
             (void)sim_max;
-            std::printf("%7.1f %8d %8d %8d %8d %10d %7d %11llu %8.3f %8.3f %8.3f\n", static_cast<double>(t_after) * 1e-6,
-                        c.patrol, c.respond, c.attack, c.flee, c.intruders_active, c.squads_alarmed,
+            std::printf("%7.1f %8d %8d %8d %8d %8d %8d %10d %7d %11llu %8.3f %8.3f %8.3f\n",
+                        static_cast<double>(t_after) * 1e-6, c.patrol, c.respond, c.attack, c.flee, c.stunned,
+                        c.knocked_back, c.intruders_active, c.squads_alarmed,
                         static_cast<unsigned long long>(second_events), ai_med, ai_max, sim_med);
             std::fflush(stdout);
             ai_ms.clear();
             sim_ms.clear();
             second_events = 0;
         }
+        if (!save_when_due()) return 1;
         if (realtime) std::this_thread::sleep_until(start + std::chrono::microseconds(++ticks * frame_us));
     }
-    const std::uint64_t frames_run = f;
+    const std::uint64_t frames_run = f - first_frame;
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     const scenarios::ArenaCounts c = arena.counts();
@@ -447,11 +552,13 @@ int main(int argc, char** argv) {
                 static_cast<unsigned long long>(total_events), static_cast<unsigned long long>(total_guards),
                 static_cast<unsigned long long>(total_updates));
     std::printf("  simulation:        %.2f s in all (intruders, perception grid, alarms, LOD)\n", total_sim * 1e-3);
-    std::printf("  guards now:        %d patrol, %d respond, %d attack, %d flee\n", c.patrol, c.respond, c.attack,
-                c.flee);
-    std::printf("  since the start:   %llu attacks, %llu flights, %llu squad alarms, %llu intruders killed\n",
+    std::printf("  guards now:        %d patrol, %d respond, %d attack, %d flee, %d stunned, %d knocked back\n", c.patrol,
+                c.respond, c.attack, c.flee, c.stunned, c.knocked_back);
+    std::printf("  since the start:   %llu attacks, %llu flights, %llu squad alarms, %llu intruders killed,\n"
+                "                     %llu stuns, %llu knockbacks\n",
                 static_cast<unsigned long long>(t.attacks), static_cast<unsigned long long>(t.flights),
-                static_cast<unsigned long long>(t.alarms_raised), static_cast<unsigned long long>(t.intruders_killed));
+                static_cast<unsigned long long>(t.alarms_raised), static_cast<unsigned long long>(t.intruders_killed),
+                static_cast<unsigned long long>(t.stuns), static_cast<unsigned long long>(t.knockbacks));
     std::printf("  state hash:        %016llx  (world %016llx, sim %016llx)\n",
                 static_cast<unsigned long long>(arena.hash()),
                 static_cast<unsigned long long>(arena.world().state_hash()),

@@ -94,7 +94,7 @@ def check_token(arena, driver):
         text_of, handles, node_count, click_row = page_helpers(driver)
         wait.until(lambda d: len(handles()) == AGENTS)
         click_row("0.1")
-        wait.until(lambda d: node_count() == 15)
+        wait.until(lambda d: node_count() == 21)
         wait.until(lambda d: "Update Running" in text_of("events"))
         driver.find_element(By.ID, "btn-pause").click()
         wait.until(lambda d: text_of("run-state") == "paused")
@@ -121,7 +121,7 @@ def check_read_only(arena, driver):
         displayed = lambda i: driver.find_element(By.ID, i).is_displayed()
         wait.until(lambda d: len(handles()) == AGENTS)
         click_row("0.1")
-        wait.until(lambda d: node_count() == 15)
+        wait.until(lambda d: node_count() == 21)
         # The page says read-only and offers no command.
         wait.until(lambda d: displayed("read-only"))
         for button in ("btn-pause", "btn-resume", "btn-step", "btn-abort", "write-form"):

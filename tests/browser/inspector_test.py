@@ -96,11 +96,11 @@ def main():
         by_id("search").clear()
         wait.until(lambda d: len(handles()) == agents)
 
-        # Select guard 0.1: its tree (15 nodes, Patrol the last) running, and its events coming in.
+        # Select guard 0.1: its tree (21 nodes, Patrol the last) running, and its events coming in.
         click_row("0.1")
-        wait.until(lambda d: node_count() == 15)
+        wait.until(lambda d: node_count() == 21)
         assert "Agent 0.1" in text_of("agent-title"), text_of("agent-title")
-        assert node_text(14) == "Patrol", node_text(14)
+        assert node_text(20) == "Patrol", node_text(20)
         wait.until(lambda d: status(0) == "Running")
         wait.until(lambda d: "Update Running" in text_of("events"))
 
@@ -139,9 +139,9 @@ def main():
 
         # Abort the agent: its running action (the last running node in pre-order; whatever the
         # guard is doing now, the world is paused) turns from Running to Aborted, and so does the root.
-        leaf = max(i for i in range(15) if status(i) == "Running")
+        leaf = max(i for i in range(21) if status(i) == "Running")
         label = node_text(leaf)
-        assert label in ("Patrol", "Attack", "Runaway", "Respond"), node_text(leaf)
+        assert label in ("Patrol", "Attack", "Runaway", "Respond", "Stunned", "Knockback"), node_text(leaf)
         by_id("btn-abort").click()
         wait.until(lambda d: "aborted agent 0.1" in text_of("msg"))
         wait.until(lambda d: status(leaf) == "Aborted")
@@ -163,9 +163,10 @@ def main():
             "let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n;")
         assert drawn > 1000, drawn
 
-        # An attacking guard (the arena's tree: 6 Runaway, 9 Attack; scenarios/arena_scenario.hpp):
-        # found by its running behavior, paused while it attacks, health_low written from the page,
-        # one step: the tree switches branch.
+        # An attacking guard (the arena's tree: 12 Runaway, 15 Attack; scenarios/arena_scenario.hpp):
+        # found by its running behavior, paused while it attacks with no passive request pending (a
+        # stun or knockback from the game would come first), health_low written from the page, one
+        # step: the tree switches branch.
         def find_attacker():
             by_id("search").clear()
             by_id("search").send_keys("Attack")
@@ -179,18 +180,19 @@ def main():
                 click_row(attacker)
                 by_id("btn-pause").click()
                 wait.until(lambda d: text_of("run-state") == "paused")
-                wait.until(lambda d: ("Agent " + attacker) in text_of("agent-title") and node_count() == 15)
+                wait.until(lambda d: ("Agent " + attacker) in text_of("agent-title") and node_count() == 21)
                 # The snapshot after the pause: is it still attacking?
                 time.sleep(0.5)
-                if status(9) == "Running":
+                if (status(15) == "Running" and value_cell("stun_request") == "false"
+                        and value_cell("knockback_request") == "false"):
                     return attacker
                 by_id("btn-resume").click()
                 wait.until(lambda d: text_of("run-state") == "running")
             raise SystemExit("FAIL: no guard was seen attacking")
 
         attacker = find_attacker()
-        assert node_text(9) == "Attack" and node_text(6) == "Runaway", (node_text(9), node_text(6))
-        assert status(6) != "Running", status(6)
+        assert node_text(15) == "Attack" and node_text(12) == "Runaway", (node_text(15), node_text(12))
+        assert status(12) != "Running", status(12)
         assert value_cell("health_low") == "false", value_cell("health_low")
         frame = int(text_of("frame"))
         Select(by_id("write-key")).select_by_value("health_low")
@@ -198,11 +200,11 @@ def main():
         by_id("write-value").send_keys("true")
         by_id("btn-write").click()
         wait.until(lambda d: "wrote health_low = true" in text_of("msg"))
-        assert status(9) == "Running", status(9)  # written, but not stepped yet
+        assert status(15) == "Running", status(15)  # written, but not stepped yet
         by_id("btn-step").click()
         wait.until(lambda d: int(text_of("frame")) == frame + 1)
-        wait.until(lambda d: status(6) == "Running")
-        assert status(9) == "Aborted", status(9)
+        wait.until(lambda d: status(12) == "Running")
+        assert status(15) == "Aborted", status(15)
         wait.until(lambda d: "Attack: Terminate Aborted" in text_of("events"))
         if save_screenshot:
             driver.save_screenshot(save_screenshot)

@@ -16,8 +16,10 @@ execute_process(COMMAND "${EBT_TRACE}" "${log}" --agent 3 --ticks 0
 set(want "0 3:1 initialize /ActiveSelector
 0 3:1 guard /ActiveSelector/Sequence[0] false
 0 3:1 guard /ActiveSelector/Sequence[1] false
-0 3:1 initialize /ActiveSelector/Action 'Patrol'[2]
-0 3:1 update /ActiveSelector/Action 'Patrol'[2] Running
+0 3:1 guard /ActiveSelector/Sequence[2] false
+0 3:1 guard /ActiveSelector/Sequence[3] false
+0 3:1 initialize /ActiveSelector/Action 'Patrol'[4]
+0 3:1 update /ActiveSelector/Action 'Patrol'[4] Running
 ")
 if(NOT rc EQUAL 0 OR NOT out STREQUAL want)
   message(FATAL_ERROR "ebt_trace on the arena's log exited with ${rc}:\n${out}\nexpected:\n${want}\n${err}")
