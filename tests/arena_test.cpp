@@ -12,6 +12,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -359,6 +360,21 @@ TEST_CASE("arena save: a foreign, newer, truncated or corrupt file is refused na
                              ": corrupt: the checksum does not match the content (the file was cut short, damaged or changed "
                              "after it was written)");
     CHECK(restore_error(good) == "(restored)");
+
+    // An empty World snapshot (its length 0; found by the fuzzer: reading 0 bytes into an empty
+    // buffer passed a null pointer to memcpy, undefined behaviour that UBSan stops on).
+    const std::array<std::byte, 8> snap_magic = {std::byte{'E'}, std::byte{'B'}, std::byte{'T'}, std::byte{'S'},
+                                                 std::byte{'N'}, std::byte{'A'}, std::byte{'P'}, std::byte{0}};
+    const auto world_at = std::search(good.begin(), good.end(), snap_magic.begin(), snap_magic.end());
+    REQUIRE(world_at != good.end());
+    std::size_t length_bytes = 1;  // the LEB128 length in front of the World snapshot
+    for (std::size_t n = world_end - static_cast<std::size_t>(world_at - good.begin()); n >= 0x80; n >>= 7) ++length_bytes;
+    std::vector<std::byte> empty_world(good.begin(), world_at - static_cast<std::ptrdiff_t>(length_bytes));
+    empty_world.push_back(std::byte{0});
+    empty_world.resize(empty_world.size() + 8);
+    reseal(empty_world);
+    CHECK(restore_error(empty_world) == "run.arena: byte " + std::to_string(empty_world.size() - 8) +
+                                            ": not ebt snapshot (its first bytes are not the ebt snapshot magic)");
 }
 
 // ---- passive requests (docs/patterns.md, "Passive requests") -----------------------------------------

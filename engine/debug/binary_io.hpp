@@ -127,6 +127,7 @@ public:
     }
     void raw(void* out, std::size_t size) {
         need(size, "raw bytes");
+        if (size == 0) return;  // `out` may be null then (an empty vector's data()): memcpy must not see it
         std::memcpy(out, data_ + pos_, size);
         pos_ += size;
     }
