@@ -39,8 +39,13 @@ Arena::Arena(ArenaConfig config) : config_(config) {
     rng_ = config_.seed * 0xD1B54A32D192ED03ull + 0x2545F4914F6CDD1Dull;
     registry_ = std::make_unique<Registry>();
     world_ = std::make_unique<World>(WorldOptions{.threads = config_.threads});
-    build_tree();
-    setup_world();
+    try {
+        build_tree();
+        setup_world();
+    } catch (...) {
+        world_.reset();  // as in ~Arena, which a constructor that throws does not run
+        throw;
+    }
 }
 
 Arena::Arena(const ArenaSave& save, const ArenaConfig& runtime) : config_(save.config()) {
@@ -51,13 +56,20 @@ Arena::Arena(const ArenaSave& save, const ArenaConfig& runtime) : config_(save.c
     frame_dt_ = Duration(std::max<std::int64_t>(1, std::llround(1e6 / config_.hz)));
     registry_ = std::make_unique<Registry>();
     world_ = std::make_unique<World>(WorldOptions{.threads = config_.threads});
-    build_tree();
-    restore(*save.state_);  // arena_save.cpp
+    try {
+        build_tree();
+        restore(*save.state_);  // arena_save.cpp
+    } catch (...) {
+        // As in ~Arena, which a constructor that throws does not run: the guards restored so far
+        // are members destroyed before world_, and ending their agents' runs writes them.
+        world_.reset();
+        throw;
+    }
 }
 
 Arena::~Arena() {
-    // The World first, while the guards are still there: ending a stunned guard's run calls its
-    // Stunned action's on_terminate, which writes its Guard.
+    // The World first, while the guards are still there: ending a guard's run calls its running
+    // action's on_terminate (Stunned, a move), which writes its Guard.
     world_.reset();
 }
 

@@ -377,6 +377,48 @@ TEST_CASE("arena save: a foreign, newer, truncated or corrupt file is refused na
                                             ": not ebt snapshot (its first bytes are not the ebt snapshot magic)");
 }
 
+namespace {
+
+/// `bytes` (an arena save file) with its World snapshot replaced by `world` (a World snapshot), the
+/// checksum made to match.
+std::vector<std::byte> with_world(const std::vector<std::byte>& bytes, const std::vector<std::byte>& world) {
+    const std::array<std::byte, 8> snap_magic = {std::byte{'E'}, std::byte{'B'}, std::byte{'T'}, std::byte{'S'},
+                                                 std::byte{'N'}, std::byte{'A'}, std::byte{'P'}, std::byte{0}};
+    const auto at = std::search(bytes.begin(), bytes.end(), snap_magic.begin(), snap_magic.end());
+    REQUIRE(at != bytes.end());
+    std::size_t length_bytes = 1;  // the LEB128 length in front of the World snapshot
+    for (std::size_t n = bytes.size() - 8 - static_cast<std::size_t>(at - bytes.begin()); n >= 0x80; n >>= 7) ++length_bytes;
+    std::vector<std::byte> out(bytes.begin(), at - static_cast<std::ptrdiff_t>(length_bytes));
+    for (std::size_t n = world.size();; n >>= 7) {
+        out.push_back(static_cast<std::byte>((n & 0x7F) | (n >= 0x80 ? 0x80 : 0)));
+        if (n < 0x80) break;
+    }
+    out.insert(out.end(), world.begin(), world.end());
+    out.resize(out.size() + 8);
+    reseal(out);
+    return out;
+}
+
+}  // namespace
+
+// Found by the arena save fuzzer: a World snapshot that restores but does not fit the arena's guards
+// made the constructor throw with the guards destroyed before the World, whose agents' moves then
+// wrote freed guards as they ended (AddressSanitizer: heap-use-after-free).
+TEST_CASE("arena save: a World snapshot of another arena is refused, and the half-built arena is torn down safely") {
+    Arena arena(small(Mode::Event));
+    for (int frame = 0; frame < 40; ++frame) arena.step();
+    ArenaConfig other_config = small(Mode::Event);
+    other_config.agents = 200;
+    Arena other(other_config);
+    for (int frame = 0; frame < 40; ++frame) other.step();
+    const std::vector<std::byte> spliced = with_world(arena.save(), save_world(other.world()));
+    const std::string error = restore_error(spliced);
+    CHECK(error.ends_with("corrupt: the World snapshot holds 200 agents for 300 guards"));
+    // The arena the file came from is untouched and goes on.
+    arena.step();
+    CHECK(restore_error(arena.save()) == "(restored)");
+}
+
 // ---- passive requests (docs/patterns.md, "Passive requests") -----------------------------------------
 
 namespace {
