@@ -164,30 +164,35 @@ def main():
         assert drawn > 1000, drawn
 
         # An attacking guard (the arena's tree: 12 Runaway, 15 Attack; scenarios/arena_scenario.hpp):
-        # found by its running behavior, paused while it attacks with no passive request pending (a
-        # stun or knockback from the game would come first), health_low written from the page, one
-        # step: the tree switches branch.
+        # paused first, so that the list stops changing (its rows are updated in place: a row found
+        # while the world runs may show another guard by the time it is clicked), then found by its
+        # running behavior, with no passive request pending (a stun or knockback from the game would
+        # come first); health_low written from the page, one step: the tree switches branch.
+        attackers = lambda: driver.execute_script(
+            "return [...document.querySelectorAll('#agents tr')]"
+            ".filter(r => r.cells[2].textContent === 'Attack').map(r => r.dataset.handle)")
+
         def find_attacker():
             by_id("search").clear()
             by_id("search").send_keys("Attack")
-            for _ in range(20):  # guards attack in waves: wait up to ~60 s for one
-                try:
-                    WebDriverWait(driver, 3, poll_frequency=0.1).until(
-                        lambda d: len(handles()) > 0 and set(running()) == {"Attack"})
-                except Exception:
-                    continue
-                attacker = handles()[0]
-                click_row(attacker)
+            for _ in range(20):  # guards attack in waves: look up to ~20 times, 2 s apart
                 by_id("btn-pause").click()
                 wait.until(lambda d: text_of("run-state") == "paused")
-                wait.until(lambda d: ("Agent " + attacker) in text_of("agent-title") and node_count() == 21)
-                # The snapshot after the pause: is it still attacking?
-                time.sleep(0.5)
-                if (status(15) == "Running" and value_cell("stun_request") == "false"
-                        and value_cell("knockback_request") == "false"):
-                    return attacker
+                time.sleep(0.6)  # the list redraws from the paused world
+                for attacker in attackers()[:4]:
+                    click_row(attacker)
+                    try:
+                        WebDriverWait(driver, 10, poll_frequency=0.1).until(
+                            lambda d: ("Agent %s \u00b7" % attacker) in text_of("agent-title")
+                            and node_count() == 21 and status(15) is not None)
+                    except Exception:
+                        continue
+                    if (status(15) == "Running" and value_cell("stun_request") == "false"
+                            and value_cell("knockback_request") == "false"):
+                        return attacker
                 by_id("btn-resume").click()
                 wait.until(lambda d: text_of("run-state") == "running")
+                time.sleep(2.0)
             raise SystemExit("FAIL: no guard was seen attacking")
 
         attacker = find_attacker()
