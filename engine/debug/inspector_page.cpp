@@ -229,8 +229,10 @@ function drawTree(nodes) {
     title.textContent = n.index + " " + n.kind + (n.label !== n.kind ? " '" + n.label + "'" : "") +
       (n.guard ? " [guard, abort " + n.guard + "]" : "") + ": " + n.status;
     const fg = idle ? "#1f2933" : "#ffffff";
-    const label = n.label.length > 17 ? n.label.slice(0, 16) + "\u2026" : n.label;
+    // A long label is cut, and one that would still not fit the box is narrowed to its width.
+    const label = n.label.length > 20 ? n.label.slice(0, 19) + "\u2026" : n.label;
     const t1 = svg("text", { x: cx(n.index), y: cy(n.index) + 15, "text-anchor": "middle", fill: fg, "font-weight": 600 }, g);
+    if (label.length > 14) { t1.setAttribute("textLength", BW - 12); t1.setAttribute("lengthAdjust", "spacingAndGlyphs"); }
     t1.textContent = label;
     const t2 = svg("text", { x: cx(n.index), y: cy(n.index) + 29, "text-anchor": "middle", fill: fg, opacity: 0.85, "font-size": 10 }, g);
     t2.textContent = (n.label !== n.kind ? n.kind + " \u00b7 " : "") + (idle ? "\u2013" : n.status);

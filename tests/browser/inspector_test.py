@@ -234,13 +234,23 @@ def take_screenshot(driver, wait, by_id, handles, click_row, path):
     """For docs/pictures/inspector.png: an agent doing something, after a few seconds of history."""
     wait.until(lambda d: len(handles()) > 0)
     time.sleep(8)
-    for behavior in ("Attack", "Runaway", "Respond", "Patrol"):
-        by_id("search").clear()
-        by_id("search").send_keys(behavior)
-        time.sleep(0.6)
-        if handles():
-            click_row(handles()[0])
+    # A guard in a fight (Attack, else Runaway), looked for for up to ~40 s; else whatever runs.
+    handle = None
+    for attempt in range(40):
+        for behavior in ("Attack", "Runaway") if attempt < 39 else ("Attack", "Runaway", "Respond", "Patrol"):
+            # Selected by a click in the page's own script: the list's rows are updated in place, so
+            # a row found here could show another guard by the time a click from outside reached it.
+            handle = driver.execute_script(
+                "const r = [...document.querySelectorAll('#agents tr')].find(r => r.cells[2].textContent === arguments[0]);"
+                "if (!r) return null; r.click(); return r.dataset.handle;", behavior)
+            if handle:
+                break
+        if handle:
             break
+        time.sleep(1.0)
+    # The list then shows the selected guard's row (and any whose handle contains it), highlighted.
+    by_id("search").clear()
+    by_id("search").send_keys(handle)
     time.sleep(3)
     driver.save_screenshot(path)
     print("screenshot: " + path)
