@@ -533,17 +533,11 @@ void World::tick_slot(std::uint32_t index, FrameMetrics& m) {
     Agent& a = *s.agent;
     const Duration dt(now_ - s.last_time);
     s.last_time = now_;
-    const AgentStats& stats = a.stats();
-    const std::uint32_t updates = stats.updates, guards = stats.guards_evaluated;
-    const std::uint32_t visited = stats.nodes_visited, timers = stats.timers_fired;
     // tick_numbered() checks what game code could have broken: a tick number behind the agent's (it
-    // was ticked by hand), a tick of the same agent already running, a moved-from agent.
-    detail::EngineAccess::tick_numbered(a, frame_, dt);
+    // was ticked by hand), a tick of the same agent already running, a moved-from agent. The agent
+    // adds its tick's counts to `m` itself.
+    detail::EngineAccess::tick_numbered(a, frame_, dt, &m);
     ++m.agents_stepped;
-    m.behaviors_updated += stats.updates - updates;
-    m.guards_evaluated += stats.guards_evaluated - guards;
-    m.events_handled += stats.nodes_visited - visited;
-    m.timers_fired += stats.timers_fired - timers;
 }
 
 void World::schedule_after_step(std::uint32_t index) {
