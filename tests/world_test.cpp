@@ -321,6 +321,45 @@ TEST_CASE("world: in a big idle world exactly the woken agents are stepped, in s
     CHECK(world.step(50ms).agents_stepped == 0);
 }
 
+TEST_CASE("world: an agent woken by an earlier agent's tick is stepped in the same frame; one woken behind the loop, in the next") {
+    // The single-threaded loop walks the awake bits a word (64 slots) at a time: a tick that wakes
+    // agents later in slot order (in the same word, at its last bit, in the next word, in a later
+    // summary word) must see them stepped in this frame, in slot order; an agent before the waker is
+    // stepped in the next frame.
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> ticked;  // (frame, slot) in the order their actions ran
+    World world;
+    std::vector<AgentHandle> handles;
+    const std::vector<std::uint32_t> targets = {3, 11, 63, 64, 130, 5000, 9999};  // woken by slot 10
+    ActionSpec touch;
+    touch.update = [&](ActionContext& ctx) {
+        const auto self = static_cast<std::uint32_t>(ctx.agent().seed());
+        ticked.emplace_back(ctx.tick(), self);
+        if (self == 10)
+            for (const std::uint32_t t : targets) world.agent(handles[t])->blackboard().set("go", true);
+        return Status::Success;
+    };
+    const Tree woken = TreeBuilder("woken")
+                           .key<bool>("go")
+                           .selector()
+                               .sequence().precondition(Predicate::is("go")).abort(AbortMode::LowerPriority).action("Touch", touch).back()
+                               .wait(std::chrono::hours(1000))
+                           .back()
+                           .end();
+    const Tree waker = TreeBuilder("waker").key<bool>("go").sequence().wait(100ms).action("Touch", touch).back().end();
+    for (std::uint32_t i = 0; i < 10'000; ++i)
+        handles.push_back(world.spawn(i == 10 ? waker : woken, {.seed = i, .restart_on_end = false}));
+    CHECK(world.step(50ms).agents_stepped == 10'000);  // frame 0: everyone enters its tree
+    CHECK(world.step(50ms).agents_stepped == 0);       // frame 1
+    ticked.clear();
+    const FrameMetrics m = world.step(50ms);  // frame 2: the waker's Wait ends, it wakes the others
+    CHECK(m.agents_stepped == 7);             // the waker and the six after it
+    CHECK(world.step(50ms).agents_stepped == 1);  // frame 3: slot 3, behind the loop in frame 2
+    CHECK(world.step(50ms).agents_stepped == 0);
+    const std::vector<std::pair<std::uint64_t, std::uint32_t>> expected = {
+        {2, 10}, {2, 11}, {2, 63}, {2, 64}, {2, 130}, {2, 5000}, {2, 9999}, {3, 3}};
+    CHECK(ticked == expected);
+}
+
 TEST_CASE("world: misuse of a World's agent by game code is reported, and the world stays usable") {
     SUBCASE("ticked by hand with a tick number ahead of the world's frame") {
         // (tick_numbered is the World's hook, out of game code's reach since it moved behind

@@ -161,7 +161,7 @@ Status Agent::tick(Duration dt) {
     return tick_numbered(ticks_, dt);
 }
 
-Status Agent::tick_numbered(std::uint64_t tick, Duration dt) {
+Status Agent::tick_numbered(std::uint64_t tick, Duration dt, FrameMetrics* frame) {
     if (in_tick_) throw UsageError("Agent::tick() called from inside a tick of the same agent");
     if (tick < ticks_) throw UsageError("Agent::tick_numbered(): tick numbers must not go backwards");
     if (dt.count() < 0) throw UsageError("Agent::tick() with a negative dt");
@@ -175,6 +175,7 @@ Status Agent::tick_numbered(std::uint64_t tick, Duration dt) {
     walk_pos_ = -1;
     Runtime rt(*this);
     rt.dt = dt;
+    rt.frame = frame;
     if (!stopped_) {
         if (mode_ == Mode::Polling) rt.poll_tick();
         else rt.event_tick();

@@ -110,7 +110,7 @@ void Runtime::collect_due_timers() {
             if (!has(n, kCooldownArmed)) continue;
             if (deadline(n) <= a.clock_) {
                 clear(n, kCooldownArmed);  // cooling is over: a false -> true edge of its guard
-                ++a.stats_.timers_fired;
+                count_timer();
                 wake_guard(n);
             } else if (deadline(n) < next) {
                 next = deadline(n);
@@ -166,7 +166,7 @@ bool Runtime::update_only_leaf() {
     clear(n, kQueued);
     check_walk_order(n);
     advance(n);
-    ++a.stats_.nodes_visited;
+    count_visit();
     const Status s = run_update(n);
     if (s == Status::Running && !has(n, kSuspended | kQueued) && a.queue_size_ == 1) {
         a.queue_head_ = head;  // [n, marker], as before
@@ -182,7 +182,7 @@ void Runtime::process(NodeIndex n) {
     clear(n, kQueued);
     check_walk_order(n);
     advance(n);
-    ++a.stats_.nodes_visited;
+    count_visit();
     // The common case first: a running action with nothing pending is updated (Patrol every frame).
     if ((fl(n) & kPendingWork) == 0 && def(n).kind == NodeKind::Action && running(n)) {
         step_leaf(n);

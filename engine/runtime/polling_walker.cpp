@@ -12,7 +12,7 @@ void Runtime::poll_tick() {
 void Runtime::walk(NodeIndex n) {
     if (stopping) return;
     advance(n);
-    ++a.stats_.nodes_visited;
+    count_visit();
     if (has(n, kStartPending)) {
         begin_pending(n);
         return;

@@ -17,6 +17,7 @@
 #include <ebt/detail/engine_access.hpp>  // Blackboard::raw_values for guards
 #include <ebt/agent.hpp>
 #include <ebt/assert.hpp>
+#include <ebt/world.hpp>  // FrameMetrics: the frame counters a World's tick also counts into
 
 #include <cstring>
 #include <limits>
@@ -82,6 +83,27 @@ struct Runtime {
     bool passed(NodeIndex n) const { return static_cast<std::int32_t>(n) <= a.walk_pos_; }
     /// The deadline `d` after the agent's clock, saturated: a deadline past the clock's range never comes.
     TimePoint after(std::int64_t d) const { return d > kNever - a.clock_ ? kNever : a.clock_ + d; }
+
+    // ---- counting ------------------------------------------------------------------------------------
+    // Every count goes to the agent's stats (totals since creation) and, during a tick a World runs, to
+    // that World's frame metrics too (`frame`), so that the World need not read the counters before
+    // and after each tick.
+    void count_update() {
+        ++a.stats_.updates;
+        if (frame) ++frame->behaviors_updated;
+    }
+    void count_guard() {
+        ++a.stats_.guards_evaluated;
+        if (frame) ++frame->guards_evaluated;
+    }
+    void count_visit() {
+        ++a.stats_.nodes_visited;
+        if (frame) ++frame->events_handled;
+    }
+    void count_timer() {
+        ++a.stats_.timers_fired;
+        if (frame) ++frame->timers_fired;
+    }
 
     // ---- tracing and user calls ------------------------------------------------------------------
     /// Reports to the agent's trace listener; costs one test when there is none.
@@ -226,6 +248,11 @@ struct Runtime {
     /// to Agent::tick without anything observable happening; Agent::tick then calls abort_all().
     bool stopping = false;
     Duration dt{0};  // the tick's dt (ActionContext::dt); 0 for calls outside a tick
+    /// The frame metrics of the World running this tick (its thread's, when it has several), which
+    /// the count_* functions add to; nullptr outside a World's tick. Only the tick's own Runtime has
+    /// it: every count of a tick is made through that one (other Runtimes built during a tick, for a
+    /// blackboard write or a resume, count nothing).
+    FrameMetrics* frame = nullptr;
     /// When set, validate() stores the first broken invariant here instead of reporting it through the
     /// assert hook: for state the engine did not make itself (a restored snapshot, engine/snapshot).
     std::string* broken_invariant = nullptr;

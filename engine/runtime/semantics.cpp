@@ -168,7 +168,7 @@ bool Runtime::eval_guard(NodeIndex g) {
     for (std::uint32_t i = 0; v && i < guard.condition_node_count; ++i)
         v = eval_predicate(def(t.guard_condition_nodes[guard.first_condition_node + i]).predicate, g);
     if (stopping) return false;  // a condition asked for an abort: the evaluation does not count
-    ++a.stats_.guards_evaluated;
+    count_guard();
     if (v) set(g, kGuardPrev);
     else clear(g, kGuardPrev);
     clear(g, kGuardDirty);
@@ -179,7 +179,7 @@ bool Runtime::eval_guard(NodeIndex g) {
 bool Runtime::eval_condition_node(NodeIndex c, bool as_step) {
     const bool v = eval_predicate(def(c).predicate, c);
     if (stopping) return false;
-    ++a.stats_.guards_evaluated;
+    count_guard();
     emit(as_step ? TraceKind::ConditionEvaluated : TraceKind::GuardEvaluated, c, Status::Invalid, v);
     return v;
 }
@@ -257,7 +257,7 @@ Outcome Runtime::enter(NodeIndex n) {
     case NodeKind::AlwaysSuccess:
     case NodeKind::AlwaysFailure: {
         const Status s = d.kind == NodeKind::AlwaysSuccess ? Status::Success : Status::Failure;
-        ++a.stats_.updates;
+        count_update();
         emit(TraceKind::Update, n, s);
         if (stopping) return Outcome::Running;
         terminate(n, s);
@@ -572,7 +572,7 @@ Status Runtime::run_update(NodeIndex n) {
     Status s = Status::Failure;
     const bool ok = contained(n, [&] { s = spec.update(ctx); });
     if (stopping) return Status::Running;  // a listener on its Error event asked for an abort
-    ++a.stats_.updates;
+    count_update();
     if (ok && s != Status::Running && s != Status::Success && s != Status::Failure) {
         emit(TraceKind::Error, n, Status::Failure, false, "update returned an invalid status");
         if (stopping) return Status::Running;
@@ -615,7 +615,7 @@ void Runtime::fire_timer(NodeIndex n) {
     if (stopping) return;
     const NodeDef& d = def(n);
     clear(n, kTimerArmed | kTimerDue);
-    ++a.stats_.timers_fired;
+    count_timer();
     switch (d.kind) {
     case NodeKind::Wait: complete(n, Status::Success); break;
     case NodeKind::Timeout:

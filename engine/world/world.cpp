@@ -516,35 +516,65 @@ std::uint32_t World::next_awake_far(std::uint32_t from, std::uint32_t end) const
     return end;
 }
 
-void World::step_slot(std::uint32_t index, FrameMetrics& m) {
-    tick_slot(index, m);
-    if (stays_awake(index)) return;  // the common case
+/// One agent's tick in a frame, with its time since its last tick; counts it in `m`. Slots never move
+/// and agents are freed only when no callback runs (at the end of the frame): `s` and its agent stay
+/// valid through the tick, even if the agent despawns itself or spawns others.
+inline void World::tick_agent(Slot& s, FrameMetrics& m) {
+    Agent& a = *s.agent;
+    const Duration dt(now_ - s.last_time);
+    s.last_time = now_;
+    // tick_numbered() checks what game code could have broken: a tick number behind the agent's (it
+    // was ticked by hand), a tick of the same agent already running, a moved-from agent. The agent
+    // adds its tick's counts to `m` itself.
+    detail::EngineAccess::tick_numbered(a, frame_, dt, &m);
+    ++m.agents_stepped;
+}
+
+// Inline: the single-threaded loop calls it for every agent it steps.
+inline void World::step_slot(std::uint32_t index, FrameMetrics& m) {
+    Slot& s = slot(index);
+    tick_agent(s, m);
+    // The common case: the agent is still live and has work pending (stays_awake), so it stays awake.
+    if (schedule(index).state == State::Live && s.agent->has_pending_work()) return;
     schedule_after_step(index);
+}
+
+bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
+    // A word of awake bits (64 slots) at a time. A tick may wake agents later in slot order (a write
+    // to their blackboards, a resume): they are stepped in this frame too, so after each tick the
+    // rest of the word is read again (and the next words are read only when the loop gets there).
+    for (std::uint32_t i = next_awake(from, to); i < to;) {
+        const std::uint32_t word = i / 64;
+        const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
+        const std::uint64_t below_to = word_end > to ? (std::uint64_t{1} << (to % 64)) - 1 : ~std::uint64_t{0};
+        std::uint64_t bits = awake_[word] & (~std::uint64_t{0} << (i % 64)) & below_to;  // slots [i, to) of the word
+        while (bits != 0) {
+            const auto bit = static_cast<std::uint32_t>(std::countr_zero(bits));
+            const std::uint32_t index = word * 64 + bit;
+            const SlotSchedule schedule_now = schedule(index);  // state and interval: one 8-byte read
+            if (schedule_now.state != State::Live) {
+                clear_awake(index);
+            } else if (schedule_now.interval <= 1 || (frame_ + index) % schedule_now.interval == 0) {  // LOD (lod_frame)
+                if (budget_ && m.agents_stepped >= budget_) {
+                    cursor_ = index;
+                    return true;
+                }
+                step_slot(index, m);
+            }
+            // The slots after this one in the word, as they are now (bit 63: none).
+            bits = bit == 63 ? 0 : awake_[word] & (~std::uint64_t{0} << (bit + 1)) & below_to;
+        }
+        if (word_end >= to) break;
+        i = next_awake(static_cast<std::uint32_t>(word_end), to);
+    }
+    return false;
 }
 
 bool World::stays_awake(std::uint32_t index) const noexcept {
     return schedule(index).state == State::Live && slot(index).agent->has_pending_work();
 }
 
-void World::tick_slot(std::uint32_t index, FrameMetrics& m) {
-    // Slots never move and agents are freed only when no callback runs (at the end of the frame):
-    // `s` and `a` stay valid through the tick, even if the agent despawns itself or spawns others.
-    Slot& s = slot(index);
-    Agent& a = *s.agent;
-    const Duration dt(now_ - s.last_time);
-    s.last_time = now_;
-    const AgentStats& stats = a.stats();
-    const std::uint32_t updates = stats.updates, guards = stats.guards_evaluated;
-    const std::uint32_t visited = stats.nodes_visited, timers = stats.timers_fired;
-    // tick_numbered() checks what game code could have broken: a tick number behind the agent's (it
-    // was ticked by hand), a tick of the same agent already running, a moved-from agent.
-    detail::EngineAccess::tick_numbered(a, frame_, dt);
-    ++m.agents_stepped;
-    m.behaviors_updated += stats.updates - updates;
-    m.guards_evaluated += stats.guards_evaluated - guards;
-    m.events_handled += stats.nodes_visited - visited;
-    m.timers_fired += stats.timers_fired - timers;
-}
+void World::tick_slot(std::uint32_t index, FrameMetrics& m) { tick_agent(slot(index), m); }
 
 void World::schedule_after_step(std::uint32_t index) {
     Slot& s = slot(index);
@@ -654,19 +684,7 @@ FrameMetrics World::step(Duration dt) {
     for (int pass = 0; pass < 2 && !stopped_early && threads_ == 1; ++pass) {  // (one thread: choose and step together)
         const std::uint32_t from = pass == 0 ? start : 0;
         const std::uint32_t to = pass == 0 ? count : start;
-        for (std::uint32_t i = next_awake(from, to); i < to; i = next_awake(i + 1, to)) {
-            if (schedule(i).state != State::Live) {
-                clear_awake(i);
-                continue;
-            }
-            if (!lod_frame(i)) continue;  // LOD: not its frame
-            if (budget_ && m.agents_stepped >= budget_) {
-                cursor_ = i;
-                stopped_early = true;
-                break;
-            }
-            step_slot(i, m);
-        }
+        stopped_early = step_serial(m, from, to);
     }
     if (threads_ == 1) end_phase(&StepPhaseTimes::tick);
     if (stopped_early) {

@@ -29,8 +29,9 @@ struct World::Forwarder final : TraceListener {
 /// tick interval are kept apart, in World::schedule(index).
 struct World::Slot {
     std::optional<Agent> agent;
-    Forwarder forwarder;
+    // Next to the agent, which its tick reads anyway: a tick reads and writes last_time, rarely the rest.
     TimePoint last_time = 0;        // world time of the agent's last tick (or of its joining)
+    Forwarder forwarder;
     TimePoint timer_due = 0;        // when timer_armed: the due time of its live timer-heap entry
     std::uint32_t generation = 1;
     std::uint32_t timer_stamp = 0;  // the stamp of its live timer-heap entry

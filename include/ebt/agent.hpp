@@ -39,6 +39,7 @@ struct SnapshotAccess;  // engine/snapshot: saving and restoring an agent's priv
 class AgentHost;  // <ebt/detail/agent_host.hpp>: who embeds an agent (a World)
 }  // namespace detail
 class World;
+struct FrameMetrics;
 
 enum class Mode : std::uint8_t { Polling, Event };
 
@@ -178,8 +179,9 @@ private:
         host_slot_ = slot;
     }
     /// Embedding: run one tick numbered `tick` (a world's frame number, so that traces of agents that
-    /// skip idle frames stay comparable). `tick` must not go backwards.
-    Status tick_numbered(std::uint64_t tick, Duration dt);
+    /// skip idle frames stay comparable). `tick` must not go backwards. The tick's counts (updates,
+    /// guards, events, timers) are also added to `frame` when given (the World's frame metrics).
+    Status tick_numbered(std::uint64_t tick, Duration dt, FrameMetrics* frame = nullptr);
 
     // Kept small on purpose: this object plus the state block is the agent's whole footprint.
     Tree tree_;

@@ -347,8 +347,12 @@ private:
     void on_agent_abort(std::uint32_t slot) override;    // tell the input observer, when the agent is live
     void on_agent_resume(std::uint32_t slot, const ResumeHandle& handle, Status status, bool accepted) override;
     void on_agent_restart(std::uint32_t slot) override;
+    /// With one thread: steps the awake agents of slots [from, to) in slot order, agents woken by an
+    /// earlier tick included. Returns true when the budget stopped it (cursor_ is then where).
+    bool step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
     void step_slot(std::uint32_t slot, FrameMetrics& m);
     void tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick; the rest is schedule_after_step
+    void tick_agent(Slot& s, FrameMetrics& m);            // tick_slot, the slot's address known
     /// After its tick: the agent is live with work pending, so it stays awake and needs no scheduling.
     bool stays_awake(std::uint32_t slot) const noexcept;
     // Parallel stepping (engine/world/parallel_phase.cpp): the task arena and per-thread buffers.

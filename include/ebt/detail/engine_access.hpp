@@ -47,8 +47,11 @@ struct EngineAccess {
     /// agent's tick, and Agent::tick() is refused (the host steps the agent).
     static void set_host(Agent& agent, AgentHost* host, std::uint32_t slot) noexcept { agent.set_host(host, slot); }
     /// Runs one tick numbered `tick` (a world's frame number, so that traces of agents that skip idle
-    /// frames stay comparable). UsageError when `tick` goes backwards.
-    static Status tick_numbered(Agent& agent, std::uint64_t tick, Duration dt) { return agent.tick_numbered(tick, dt); }
+    /// frames stay comparable). UsageError when `tick` goes backwards. The tick's counts are added to
+    /// `frame` (a World's frame metrics) as well as to the agent's stats.
+    static Status tick_numbered(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics* frame = nullptr) {
+        return agent.tick_numbered(tick, dt, frame);
+    }
     /// The handle by which the agent's host (its World) names it; the default handle for an agent
     /// outside a World. For tools that get an Agent from a change (a trace log's change slot).
     static AgentHandle handle(const Agent& agent) noexcept {

@@ -1,0 +1,62 @@
+// A fixed-length run of the world_cost benchmark's two ways of running guard_a agents, for valgrind
+// (scripts/world_cost_callgrind.sh builds and runs it; docs/benchmarks.md, "The World's own cost").
+// Not a Google Benchmark program on purpose: valgrind counts instructions, so the run must be the
+// same every time (Google Benchmark picks its iteration counts from timings, and re-creates the
+// agents, with their costly first ticks, for each of its rounds).
+//
+//   world_cost_driver world|direct [AGENTS [FRAMES]]
+//
+// Creates AGENTS (10,000) agents of the guard tree, ticks them twice (their first tick starts the
+// tree; the second is the first quiet one), then runs FRAMES (50) measured frames inside
+// measured_world() or measured_direct(), the functions to collect (--toggle-collect).
+#include "guard_scenario.hpp"
+
+#include <ebt/ebt.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+constexpr ebt::Duration kFrame = std::chrono::milliseconds(50);
+
+[[gnu::noinline]] void measured_world(ebt::World& world, int frames) {
+    for (int f = 0; f < frames; ++f) world.step(kFrame);
+}
+
+[[gnu::noinline]] void measured_direct(std::vector<ebt::Agent>& agents, int frames) {
+    for (int f = 0; f < frames; ++f)
+        for (ebt::Agent& a : agents) a.tick(kFrame);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc < 2 || (std::strcmp(argv[1], "world") != 0 && std::strcmp(argv[1], "direct") != 0)) {
+        std::fprintf(stderr, "usage: %s world|direct [AGENTS [FRAMES]]\n", argv[0]);
+        return 2;
+    }
+    const std::size_t n = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 10'000;
+    const int frames = argc > 3 ? std::atoi(argv[3]) : 50;
+    ebt::Registry registry;
+    ebt::scenarios::register_guard_actions(registry);
+    const ebt::Tree tree = ebt::scenarios::guard_tree(registry);
+    if (std::strcmp(argv[1], "world") == 0) {
+        ebt::World world;
+        for (std::size_t i = 0; i < n; ++i) world.spawn(tree, {.seed = i});
+        for (int warm = 0; warm < 2; ++warm) world.step(kFrame);
+        measured_world(world, frames);
+        std::printf("state hash %016llx\n", static_cast<unsigned long long>(world.state_hash()));
+    } else {
+        std::vector<ebt::Agent> agents;
+        agents.reserve(n);
+        for (std::size_t i = 0; i < n; ++i) agents.emplace_back(tree, ebt::AgentOptions{.seed = i});
+        for (int warm = 0; warm < 2; ++warm)
+            for (ebt::Agent& a : agents) a.tick(kFrame);
+        measured_direct(agents, frames);
+    }
+    return 0;
+}
