@@ -555,11 +555,7 @@ void World::schedule_after_step(std::uint32_t index) {
     const Agent& a = *s.agent;
     if (a.has_pending_work()) return;  // stays awake (polling agents always do)
     clear_awake(index);
-    // Agent time runs with world time, so the deadline falls due at this world time; saturated like
-    // the agent's own deadlines: one past the end of the world's clock never comes.
-    const TimePoint d = a.next_deadline();
-    const TimePoint left = d - a.now();  // both in [0, kNever]: no overflow (negative: due already)
-    const TimePoint due = d == kNever || left > kNever - now_ ? kNever : now_ + left;
+    const TimePoint due = sleep_due(a);
     if (due == kNever) {
         disarm_timer(s);
         return;
@@ -568,14 +564,26 @@ void World::schedule_after_step(std::uint32_t index) {
     arm_timer(index, due);
 }
 
+TimePoint World::sleep_due(const Agent& a) const noexcept {
+    // Agent time runs with world time, so the deadline falls due at this world time; saturated like
+    // the agent's own deadlines: one past the end of the world's clock never comes.
+    const TimePoint d = a.next_deadline();
+    const TimePoint left = d - a.now();  // both in [0, kNever]: no overflow (negative: due already)
+    return d == kNever || left > kNever - now_ ? kNever : now_ + left;
+}
+
 void World::arm_timer(std::uint32_t index, TimePoint due) {
     Slot& s = slot(index);
     disarm_timer(s);  // its old entry, if any, goes stale
-    timers_.push_back(TimerEntry{due, index, ++s.timer_stamp});
-    std::push_heap(timers_.begin(), timers_.end(), [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); });
     s.timer_armed = true;
     s.timer_due = due;
     ++timers_live_;
+    push_timer(TimerEntry{due, index, ++s.timer_stamp});
+}
+
+void World::push_timer(const TimerEntry& entry) {
+    timers_.push_back(entry);
+    std::push_heap(timers_.begin(), timers_.end(), [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); });
     compact_timers_if_stale();
 }
 
@@ -732,27 +740,10 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
         error = std::current_exception();
     }
     end_phase(&StepPhaseTimes::tick);
-    // 3. Apply (calling thread, slot order) what the ticks left for the world: wakes of other agents
-    //    (a world breaking the rule), sleep and timers (as step_slot does after each tick), then the
-    //    shared blackboard writes.
-    for (const detail::ParallelBuffer& buffer : p.buffers)
-        for (const std::uint32_t woken : buffer.wakes) on_agent_wake(woken);
-    // The agents whose ticks left them work stay awake (to_schedule 0, most of a busy frame): skipped
-    // eight places at a time.
-    const std::size_t n = p.step_list.size();
-    for (std::size_t pos = 0; pos < n;) {
-        std::uint64_t eight = 0;
-        if (pos + 8 <= n) {
-            std::memcpy(&eight, p.to_schedule.data() + pos, 8);
-            if (eight == 0) {
-                pos += 8;
-                continue;
-            }
-        }
-        const std::size_t end = std::min(pos + 8, n);
-        for (; pos < end; ++pos)
-            if (p.to_schedule[pos]) schedule_after_step(p.step_list[pos]);
-    }
+    // 3. Apply (calling thread, slot order) what the ticks left for the world: sleep and timers (as
+    //    step_slot does after each tick), wakes of other agents (a world breaking the rule), then the
+    //    shared blackboard writes (parallel_phase.cpp).
+    apply_sleeps_and_wakes();
     apply_deferred_writes();
     end_phase(&StepPhaseTimes::apply);
     if (error) std::rethrow_exception(error);
