@@ -431,6 +431,11 @@ private:
     };
     struct SharedEntry;  // a shared blackboard, its subscribers and its routing connection (world.cpp)
     void route(std::size_t shared_index, KeyId key);
+    /// At the start of a step: publishes the shared blackboards written since they last published, in
+    /// index order; returns the exceptions their change slots threw meanwhile.
+    std::uint64_t publish_shared();
+    std::vector<std::uint32_t> shared_written_;     // indices in shared_, each added at its first write after a publish
+    std::vector<std::uint32_t> shared_publishing_;  // publish_shared()'s sorted batch (capacity kept)
     std::size_t shared_index(const SharedBlackboard* blackboard) const;
     void validate_bindings(const Tree& tree, const SpawnOptions& options) const;
     void subscribe(std::uint32_t slot, const SpawnOptions& options);
