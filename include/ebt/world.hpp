@@ -111,7 +111,7 @@ struct FrameMetrics {
     std::uint32_t events_handled = 0;     // scheduler work items / walked nodes
     std::uint32_t timers_fired = 0;
     std::uint32_t agents_waiting = 0;     // agents left for the next frame by the budget
-    std::uint32_t slot_errors = 0;        // exceptions thrown by change slots during the frame (contained)
+    std::uint32_t slot_errors = 0;        // exceptions thrown by change slots during the frame (contained): the bus's, and the shared blackboards' as the step publishes them
     std::chrono::nanoseconds wall_time{0};
 };
 
