@@ -285,6 +285,55 @@ TEST_CASE("shared blackboard: change slots that throw while a step publishes are
     CHECK(world.step(50ms).slot_errors == 0);
 }
 
+TEST_CASE("shared blackboard: a step publishes the written blackboards in creation order; a change slot's write to a later one is published in the same step, to an earlier one in the next") {
+    // A World publishes only the blackboards written since they last published (a world with
+    // thousands of squads reads none of them in a quiet frame), in the order of a pass over all of them.
+    World world;
+    SharedBlackboard& a = world.create_shared("a");
+    SharedBlackboard& b = world.create_shared("b");
+    SharedBlackboard& c = world.create_shared("c");
+    for (SharedBlackboard* bb : {&a, &b, &c}) bb->declare<int>("v");
+    std::vector<std::string> log;
+    const auto logger = [&log](const SharedBlackboard& bb, KeyId k) {
+        log.push_back(bb.name() + "=" + std::to_string(*static_cast<const int*>(bb.published(k))));
+    };
+    boost::signals2::scoped_connection log_a = a.changes().connect(logger);
+    boost::signals2::scoped_connection log_b = b.changes().connect(logger);
+    boost::signals2::scoped_connection log_c = c.changes().connect(logger);
+    boost::signals2::scoped_connection a_to_c = a.changes().connect([&](const SharedBlackboard&, KeyId) { c.set("v", a.get<int>("v")); });
+    boost::signals2::scoped_connection c_to_b = c.changes().connect([&](const SharedBlackboard&, KeyId) { b.set("v", c.get<int>("v")); });
+
+    a.set("v", 1);
+    world.step(50ms);
+    CHECK(log == std::vector<std::string>{"a=1", "c=1"});  // c comes after a: the same step
+    CHECK(b.get<int>("v") == 0);
+    CHECK(b.pending<int>("v") == 1);
+    log.clear();
+    world.step(50ms);
+    CHECK(log == std::vector<std::string>{"b=1"});  // b comes before c: the next step
+    log.clear();
+    world.step(50ms);
+    CHECK(log.empty());
+
+    c.set("v", 7);  // written first, published in creation order all the same
+    a.set("v", 2);
+    world.step(50ms);
+    CHECK(log == std::vector<std::string>{"a=2", "c=2"});
+    log.clear();
+    world.step(50ms);
+    CHECK(log == std::vector<std::string>{"b=2"});
+    log.clear();
+
+    // The game publishes a blackboard itself between its writes: the step publishes it once.
+    a.set("v", 3);
+    a.publish();
+    a.set("v", 4);
+    CHECK(log == std::vector<std::string>{"a=3"});
+    world.step(50ms);
+    CHECK(log == std::vector<std::string>{"a=3", "a=4", "c=4"});
+    CHECK(c.get<int>("v") == 4);
+}
+
 TEST_CASE("shared blackboard: SpawnOptions::shared binding one scope twice is refused") {
     World world;
     SharedBlackboard& alpha = world.create_shared("alpha");

@@ -10,7 +10,9 @@
 
 #include "arena_scenario.hpp"
 
+#include <ebt/detail/hash.hpp>
 #include <ebt/signals.hpp>
+#include <ebt/snapshot.hpp>
 
 #include <algorithm>
 #include <cstdlib>
@@ -123,6 +125,28 @@ Tree random_tree(std::uint64_t seed) {
     return b.end();
 }
 
+/// A tree whose agents fall asleep often (event mode): with a deadline (a Wait; a Timeout around a
+/// suspended action) and without one (the suspended action alone, or a failed Work), woken by their
+/// timers, by the game's resumes and by its key writes.
+Tree sleepy_tree(std::uint64_t seed) {
+    TreeBuilder b("sleepy-" + std::to_string(seed), random_registry());
+    b.key<bool>("k0").key<bool>("k1").key<bool>("k2").shared_key<bool>("team", "flag").shared_key<int>("team", "count");
+    const auto ms = [seed](int base) { return std::chrono::milliseconds(base * (1 + static_cast<int>(seed % 3))); };
+    b.selector()
+        .sequence()
+            .check("k0", true)
+            .wait(ms(50))
+            .timeout(ms(150)).action("Latent").back()
+        .back()
+        .sequence()
+            .action("Work")
+            .wait(ms(100))
+            .action("Latent")
+        .back()
+    .back();
+    return b.end();
+}
+
 /// An agent's lifecycle events and errors, each with its frame.
 std::string lifecycle(const test::TraceRecorder& recorder) {
     std::string out;
@@ -138,15 +162,21 @@ struct Outcome {
     std::vector<std::uint64_t> hashes;   // state_hash() after every frame
     std::vector<std::string> traces;     // each NPC's lifecycle trace
     std::uint64_t stepped = 0, updated = 0, guards = 0, events = 0, timers = 0;
+    std::vector<std::uint64_t> snapshots;  // save_world() after every frame, hashed (when asked for)
+    std::size_t most_timer_entries = 0;    // the largest timer heap seen after a frame
 };
 
 /// A random world: `agents` agents of 3 random trees on 2 teams; between frames the game writes
 /// keys, resumes suspended runs, despawns and spawns, all from the seed.
-Outcome run_random_world(std::uint64_t seed, Mode mode, std::uint32_t threads, int agents, int frames) {
+/// With `sleepy`, its trees are sleepy_tree()s, and with `save_every_frame` the world is saved after
+/// every frame.
+Outcome run_random_world(std::uint64_t seed, Mode mode, std::uint32_t threads, int agents, int frames,
+                         bool save_every_frame = false, bool sleepy = false) {
     World world(WorldOptions{.threads = threads});
     if (threads > 1) WorldParallelTestAccess::set_grain(world, 4);
     SharedBlackboard* teams[2] = {&world.create_shared("red"), &world.create_shared("blue")};
-    const Tree trees[3] = {random_tree(seed * 3), random_tree(seed * 3 + 1), random_tree(seed * 3 + 2)};
+    const auto make_tree = [sleepy](std::uint64_t s) { return sleepy ? sleepy_tree(s) : random_tree(s); };
+    const Tree trees[3] = {make_tree(seed * 3), make_tree(seed * 3 + 1), make_tree(seed * 3 + 2)};
     std::vector<std::unique_ptr<Npc>> npcs;
     std::vector<AgentHandle> handles;
     const auto spawn = [&](std::size_t i) {
@@ -187,6 +217,13 @@ Outcome run_random_world(std::uint64_t seed, Mode mode, std::uint32_t threads, i
         out.events += m.events_handled;
         out.timers += m.timers_fired;
         out.hashes.push_back(world.state_hash());
+        out.most_timer_entries = std::max(out.most_timer_entries, world.timer_entries());
+        if (save_every_frame) {
+            const std::vector<std::byte> bytes = save_world(world);
+            detail::Fnv1a h;
+            h.bytes(bytes.data(), bytes.size());
+            out.snapshots.push_back(h.value());
+        }
     }
     out.traces = finished;
     for (std::size_t i = 0; i < npcs.size(); ++i) out.traces.push_back(std::to_string(i) + ": " + lifecycle(npcs[i]->trace));
@@ -216,6 +253,34 @@ TEST_CASE("world parallel: random worlds give the same traces, hashes and metric
                 CHECK(many.guards == one.guards);
                 CHECK(many.events == one.events);
                 CHECK(many.timers == one.timers);
+            }
+        }
+    }
+}
+
+TEST_CASE("world parallel: agents going to sleep after their tick get the same awake bits and timers at 1, 2, 4 and 8 threads") {
+    // The threads settle the timer record of each agent they put to sleep (a Wait, a Timeout, a
+    // suspended Latent action) and the apply merges the heap entries in slot order: the world's
+    // snapshot, which holds every slot's awake bit and armed timer, is the same byte for byte after
+    // every frame, and the heap keeps within twice the agents (its live count is right).
+    const int agents = 300;
+    for (std::uint64_t seed = 11; seed <= 13; ++seed) {
+        CAPTURE(seed);
+        for (const Mode mode : {Mode::Polling, Mode::Event}) {
+            CAPTURE(mode == Mode::Event);
+            const Outcome one = run_random_world(seed, mode, 1, agents, 40, true, true);
+            if (mode == Mode::Event) CHECK(one.most_timer_entries > 0);  // agents slept with a deadline armed
+            CHECK(one.most_timer_entries <= 2 * agents + 64);
+            for (const std::uint32_t threads : thread_counts()) {
+                if (threads == 1) continue;
+                CAPTURE(threads);
+                const Outcome many = run_random_world(seed, mode, threads, agents, 40, true, true);
+                CHECK(many.snapshots == one.snapshots);
+                CHECK(many.hashes == one.hashes);
+                CHECK(many.traces == one.traces);
+                CHECK(many.stepped == one.stepped);
+                CHECK(many.timers == one.timers);
+                CHECK(many.most_timer_entries <= 2 * agents + 64);
             }
         }
     }

@@ -103,6 +103,7 @@ void SharedBlackboard::set_raw(KeyId id, const void* value) {
     const KeyInfo& info = schema_.info(id);
     detail::assign_value(info.type, const_cast<void*>(pending_value(id)), value);
     written_[id] = 1;
+    if (!any_written_ && publish_queue_) publish_queue_->push_back(publish_index_);
     any_written_ = true;
 }
 

@@ -435,6 +435,7 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
         World* world = &w;
         entry.router = entry.blackboard->changes().connect([world, index](const SharedBlackboard&, KeyId key) { world->route(index, key); });
         w.shared_.push_back(std::move(entry));
+        detail::EngineAccess::attach_publish_queue(*w.shared_.back().blackboard, &w.shared_written_, static_cast<std::uint32_t>(index));
     }
     std::size_t next_agent = 0;
     for (std::uint32_t i = 0; i < slot_count; ++i) {
@@ -640,6 +641,7 @@ std::vector<AgentHandle> WorldSnapshotAccess::restore_squad(World& w, std::span<
         World* world = &w;
         entry.router = entry.blackboard->changes().connect([world, index](const SharedBlackboard&, KeyId key) { world->route(index, key); });
         w.shared_.push_back(std::move(entry));
+        detail::EngineAccess::attach_publish_queue(*w.shared_.back().blackboard, &w.shared_written_, static_cast<std::uint32_t>(index));
     }
     std::vector<AgentHandle> out;
     for (std::size_t k = 0; k < migrants.size(); ++k) {

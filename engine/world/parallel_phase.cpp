@@ -3,6 +3,7 @@
 // world (sleeping, timers, shared blackboard writes) is applied afterwards in slot order, so that the
 // result does not depend on the thread count (docs/world.md, "Threads").
 #include "world/parallel_state.hpp"
+#include "world/world_slot.hpp"
 
 #include <ebt/signals.hpp>
 #include <ebt/detail/engine_access.hpp>
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <string>
 
 namespace ebt {
@@ -71,11 +73,35 @@ void World::ParallelState::tick_block(World& world, std::size_t begin, std::size
         detail::ParallelTick tick{&world, step_list[pos], static_cast<std::uint32_t>(pos), &buffer};
         TickScope scope(tick);
         world.tick_slot(tick.slot, buffer.metrics);
-        // Decided here, while the agent is in this thread's cache: nothing else in the phase can take
-        // its pending work away (only its own tick could), so one that has work now keeps it.
-        if (world.stays_awake(tick.slot)) to_schedule[pos] = 0;
+        after_tick[pos] = settle_after_tick(world, pos, buffer);
     }
     blocks_done.fetch_add(1, std::memory_order_acq_rel);
+}
+
+World::ParallelState::AfterTick World::ParallelState::settle_after_tick(World& world, std::size_t pos,
+                                                                        detail::ParallelBuffer& buffer) {
+    // Decided here, while the agent is in this thread's cache. Nothing else in the phase can take its
+    // pending work away or give it a deadline (only its own tick could), so what it has now is what the
+    // apply would find; and no one else touches its slot's timer record until the phase ends (arming
+    // and disarming are serial, and the World's functions that do are refused during the phase).
+    const std::uint32_t index = step_list[pos];
+    if (world.schedule(index).state != detail::SlotState::Live) return kApplyDecides;
+    Slot& s = world.slot(index);
+    const Agent& a = *s.agent;
+    if (a.has_pending_work()) return kStaysAwake;
+    // schedule_after_step's decisions, the slot's own part of them done here.
+    const TimePoint due = world.sleep_due(a);
+    if (due == std::numeric_limits<TimePoint>::max()) {  // no deadline: its old timer entry goes stale
+        if (s.timer_armed) --buffer.timers_live_change;
+        s.timer_armed = false;
+        return kSleeps;
+    }
+    if (s.timer_armed && s.timer_due == due) return kSleeps;  // its entry in the heap serves
+    if (!s.timer_armed) ++buffer.timers_live_change;           // (a re-armed one stays counted once)
+    s.timer_armed = true;
+    s.timer_due = due;
+    timer_entries[pos] = TimerEntry{due, index, ++s.timer_stamp};
+    return kSleepsWithTimer;
 }
 
 void World::set_parallel_grain_for_test(std::uint32_t grain) {
@@ -110,7 +136,9 @@ void World::tick_in_parallel(FrameMetrics& m) {
     ParallelState& p = *parallel_;
     for (auto& buffer : p.buffers) buffer.clear();
     const std::size_t n = p.step_list.size();
-    p.to_schedule.assign(n, 1);  // a tick that throws leaves its place at 1: the apply looks at it
+    // A tick that throws leaves its place (and the rest of its block's) at kApplyDecides.
+    p.after_tick.assign(n, ParallelState::kApplyDecides);
+    if (p.timer_entries.size() < n) p.timer_entries.resize(n);
     // Debugging tools and game code subscribed to the bus are called from the ticks: with world
     // listeners, an input observer (a recorder hears lifecycle events and direct agent calls) or
     // ChangeBus slots, the phase runs on this thread, in slot order; so do small frames.
@@ -139,6 +167,41 @@ void World::tick_in_parallel(FrameMetrics& m) {
         m.events_handled += buffer.metrics.events_handled;
         m.timers_fired += buffer.metrics.timers_fired;
     }
+}
+
+void World::apply_sleeps_and_wakes() {
+    ParallelState& p = *parallel_;
+    for (const detail::ParallelBuffer& buffer : p.buffers)
+        timers_live_ = static_cast<std::size_t>(static_cast<std::int64_t>(timers_live_) + buffer.timers_live_change);
+    // In slot order, as one thread would (a heap's layout depends on the order of its pushes). The
+    // agents that stay awake (most of a busy frame) are skipped eight places at a time.
+    const std::size_t n = p.step_list.size();
+    for (std::size_t pos = 0; pos < n;) {
+        std::uint64_t eight = 0;
+        if (pos + 8 <= n) {
+            std::memcpy(&eight, p.after_tick.data() + pos, 8);
+            if (eight == 0) {
+                pos += 8;
+                continue;
+            }
+        }
+        for (const std::size_t end = std::min(pos + 8, n); pos < end; ++pos) {
+            const std::uint32_t index = p.step_list[pos];
+            switch (p.after_tick[pos]) {
+            case ParallelState::kStaysAwake: break;
+            case ParallelState::kApplyDecides: schedule_after_step(index); break;
+            case ParallelState::kSleepsWithTimer:
+                push_timer(p.timer_entries[pos]);
+                clear_awake(index);
+                break;
+            default: clear_awake(index); break;  // kSleeps
+            }
+        }
+    }
+    // Other agents woken by a tick (a world breaking the rule): after the sleeps, so that an agent
+    // given work after its own tick stays awake, as it would with one thread.
+    for (const detail::ParallelBuffer& buffer : p.buffers)
+        for (const std::uint32_t woken : buffer.wakes) on_agent_wake(woken);
 }
 
 void World::apply_deferred_writes() {

@@ -39,8 +39,10 @@ struct alignas(64) ParallelBuffer {
     std::vector<std::byte> bytes;              // values of trivially copyable types
     std::vector<Value> boxed;                  // other values (std::string, user types): allocate
     std::vector<std::uint32_t> wakes;          // other agents woken (only a world breaking the rule)
+    std::int64_t timers_live_change = 0;       // armed timers gained (+) and lost (-) by this thread's agents
     void clear() {
         metrics = FrameMetrics{};
+        timers_live_change = 0;
         writes.clear();
         bytes.clear();
         boxed.clear();
@@ -57,6 +59,18 @@ struct World::ParallelState {
     /// A task of the parallel phase: ticks step_list[begin, end) of `world` on the calling thread,
     /// into that thread's buffer.
     void tick_block(World& world, std::size_t begin, std::size_t end);
+    /// What the apply still has to do for the agent at a place of step_list after its tick (its
+    /// byte in after_tick).
+    enum AfterTick : std::uint8_t {
+        kStaysAwake = 0,       // live with work pending: nothing
+        kApplyDecides = 1,     // not settled in the phase (its tick threw, or it is not live): schedule_after_step
+        kSleeps = 2,           // its timer record is settled: clear its awake bit
+        kSleepsWithTimer = 3,  // also push its new timer entry, timer_entries[place], into the heap
+    };
+    /// Right after the tick of step_list[pos] (on the ticking thread): for an agent going to sleep,
+    /// does the part of schedule_after_step that touches only its own slot (its timer record, a new
+    /// stamp) and leaves the rest (its awake bit, the timer heap) to the apply.
+    AfterTick settle_after_tick(World& world, std::size_t pos, detail::ParallelBuffer& buffer);
     /// The body of the phase's tbb::parallel_for: forwards each block to tick_block. (Named, not a
     /// lambda, so that .ci/tsan_tbb.supp can name it: TBB copies it between threads inside its task
     /// objects, out of ThreadSanitizer's sight.)
@@ -74,10 +88,13 @@ struct World::ParallelState {
     std::size_t grain;                            // agents per task
     std::size_t inline_below;                     // frames stepping fewer agents tick on the calling thread
     std::vector<std::uint32_t> step_list;         // this frame's agents, in slot order
-    /// Per place in step_list: 0 once that agent's tick left it live with work pending (it stays
-    /// awake: the apply skips it without touching its memory again), else 1 (the apply decides:
-    /// sleep, timer). Written by the ticks, each place by the one thread that ticks it.
-    std::vector<std::uint8_t> to_schedule;
+    /// Per place in step_list, what the apply still does for that agent (an AfterTick): mostly
+    /// kStaysAwake (skipped without touching its memory again) or kSleeps (one bit cleared); set
+    /// before the phase to kApplyDecides, then by the thread that ticks the agent.
+    std::vector<std::uint8_t> after_tick;
+    /// Per place in step_list with kSleepsWithTimer: the agent's new timer-heap entry (other places:
+    /// not written this frame). Pushed in slot order by the apply.
+    std::vector<World::TimerEntry> timer_entries;
     std::vector<detail::DeferredSharedWrite> merged;  // every thread's writes, sorted for applying
     // ThreadSanitizer cannot see the synchronization inside a oneTBB built without it: the phase
     // publishes its inputs with a release store that each block acquires, and each block publishes

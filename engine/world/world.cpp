@@ -116,6 +116,7 @@ SharedBlackboard& World::create_shared(std::string name) {
     const std::size_t index = shared_.size();
     entry.router = entry.blackboard->changes().connect([this, index](const SharedBlackboard&, KeyId key) { route(index, key); });
     shared_.push_back(std::move(entry));
+    detail::EngineAccess::attach_publish_queue(*shared_.back().blackboard, &shared_written_, static_cast<std::uint32_t>(index));
     if (input_observer_) input_observer_->on_create_shared(*shared_.back().blackboard);
     return *shared_.back().blackboard;
 }
@@ -176,6 +177,37 @@ void World::subscribe(std::uint32_t index, const SpawnOptions& options) {
                 });
         }
     }
+}
+
+std::uint64_t World::publish_shared() {
+    // Only the blackboards written since they last published: a World with thousands of squads reads
+    // none of them in a frame where none was written. In index order, as if every one published in
+    // turn: a change slot's write to a blackboard after the one publishing is published in this loop,
+    // to that one or one before it in the next frame (its entry waits in shared_written_).
+    std::vector<std::uint32_t>& batch = shared_publishing_;
+    batch.clear();
+    batch.swap(shared_written_);
+    std::sort(batch.begin(), batch.end());
+    batch.erase(std::unique(batch.begin(), batch.end()), batch.end());  // (a game's own publish() between writes)
+    std::uint64_t errors = 0;
+    for (std::size_t k = 0; k < batch.size(); ++k) {
+        const std::uint32_t index = batch[k];
+        SharedBlackboard& blackboard = *shared_[index].blackboard;
+        const std::uint64_t errors_before = blackboard.slot_errors();
+        blackboard.publish();
+        errors += blackboard.slot_errors() - errors_before;
+        if (shared_written_.empty()) continue;
+        // Written by a change slot of this publish (rare): the later ones join this loop.
+        std::size_t kept = 0;
+        for (const std::uint32_t written : shared_written_) {
+            if (written > index && !std::binary_search(batch.begin() + static_cast<std::ptrdiff_t>(k) + 1, batch.end(), written))
+                batch.insert(std::upper_bound(batch.begin() + static_cast<std::ptrdiff_t>(k) + 1, batch.end(), written), written);
+            else if (written <= index)
+                shared_written_[kept++] = written;
+        }
+        shared_written_.resize(kept);
+    }
+    return errors;
 }
 
 void World::route(std::size_t shared_index, KeyId key) {
@@ -585,11 +617,7 @@ void World::schedule_after_step(std::uint32_t index) {
     const Agent& a = *s.agent;
     if (a.has_pending_work()) return;  // stays awake (polling agents always do)
     clear_awake(index);
-    // Agent time runs with world time, so the deadline falls due at this world time; saturated like
-    // the agent's own deadlines: one past the end of the world's clock never comes.
-    const TimePoint d = a.next_deadline();
-    const TimePoint left = d - a.now();  // both in [0, kNever]: no overflow (negative: due already)
-    const TimePoint due = d == kNever || left > kNever - now_ ? kNever : now_ + left;
+    const TimePoint due = sleep_due(a);
     if (due == kNever) {
         disarm_timer(s);
         return;
@@ -598,14 +626,26 @@ void World::schedule_after_step(std::uint32_t index) {
     arm_timer(index, due);
 }
 
+TimePoint World::sleep_due(const Agent& a) const noexcept {
+    // Agent time runs with world time, so the deadline falls due at this world time; saturated like
+    // the agent's own deadlines: one past the end of the world's clock never comes.
+    const TimePoint d = a.next_deadline();
+    const TimePoint left = d - a.now();  // both in [0, kNever]: no overflow (negative: due already)
+    return d == kNever || left > kNever - now_ ? kNever : now_ + left;
+}
+
 void World::arm_timer(std::uint32_t index, TimePoint due) {
     Slot& s = slot(index);
     disarm_timer(s);  // its old entry, if any, goes stale
-    timers_.push_back(TimerEntry{due, index, ++s.timer_stamp});
-    std::push_heap(timers_.begin(), timers_.end(), [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); });
     s.timer_armed = true;
     s.timer_due = due;
     ++timers_live_;
+    push_timer(TimerEntry{due, index, ++s.timer_stamp});
+}
+
+void World::push_timer(const TimerEntry& entry) {
+    timers_.push_back(entry);
+    std::push_heap(timers_.begin(), timers_.end(), [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); });
     compact_timers_if_stale();
 }
 
@@ -642,7 +682,7 @@ FrameMetrics World::step(Duration dt) {
     const auto wall_start = std::chrono::steady_clock::now();
     phase_times_ = StepPhaseTimes{};
     phase_mark_ = wall_start;
-    const std::uint64_t slot_errors_before = slot_errors();
+    const std::uint64_t bus_errors_before = bus_->slot_errors();
     // Agents despawned between frames from callbacks are freed now, before the frame.
     free_when_idle();
     FrameMetrics m;
@@ -659,7 +699,7 @@ FrameMetrics World::step(Duration dt) {
     // Shared blackboards publish last frame's writes (and game code's since): the snapshot this frame reads.
     // (By index: a change slot may create a shared blackboard.)
     if (input_observer_) input_observer_->on_publish();
-    for (std::size_t i = 0; i < shared_.size(); ++i) shared_[i].blackboard->publish();
+    const std::uint64_t publish_errors = publish_shared();
     if (input_observer_) input_observer_->after_publish();
 
     // Deadlines that fall due in this frame wake their agents.
@@ -699,7 +739,8 @@ FrameMetrics World::step(Duration dt) {
     finish_frame();
     end_phase(&StepPhaseTimes::after);
     ++frame_;
-    m.slot_errors = static_cast<std::uint32_t>(slot_errors() - slot_errors_before);
+    // (A shared blackboard's slots run only when it publishes: counted by publish_shared.)
+    m.slot_errors = static_cast<std::uint32_t>(bus_->slot_errors() - bus_errors_before + publish_errors);
     m.wall_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall_start);
     if (input_observer_) input_observer_->on_step_end(m);
     return m;
@@ -750,27 +791,10 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
         error = std::current_exception();
     }
     end_phase(&StepPhaseTimes::tick);
-    // 3. Apply (calling thread, slot order) what the ticks left for the world: wakes of other agents
-    //    (a world breaking the rule), sleep and timers (as step_slot does after each tick), then the
-    //    shared blackboard writes.
-    for (const detail::ParallelBuffer& buffer : p.buffers)
-        for (const std::uint32_t woken : buffer.wakes) on_agent_wake(woken);
-    // The agents whose ticks left them work stay awake (to_schedule 0, most of a busy frame): skipped
-    // eight places at a time.
-    const std::size_t n = p.step_list.size();
-    for (std::size_t pos = 0; pos < n;) {
-        std::uint64_t eight = 0;
-        if (pos + 8 <= n) {
-            std::memcpy(&eight, p.to_schedule.data() + pos, 8);
-            if (eight == 0) {
-                pos += 8;
-                continue;
-            }
-        }
-        const std::size_t end = std::min(pos + 8, n);
-        for (; pos < end; ++pos)
-            if (p.to_schedule[pos]) schedule_after_step(p.step_list[pos]);
-    }
+    // 3. Apply (calling thread, slot order) what the ticks left for the world: sleep and timers (as
+    //    step_slot does after each tick), wakes of other agents (a world breaking the rule), then the
+    //    shared blackboard writes (parallel_phase.cpp).
+    apply_sleeps_and_wakes();
     apply_deferred_writes();
     end_phase(&StepPhaseTimes::apply);
     if (error) std::rethrow_exception(error);

@@ -116,6 +116,12 @@ private:
     bool publishing_ = false;  // inside publish(): declare() and publish() are refused
     std::uint64_t slot_errors_ = 0;
     std::unique_ptr<Signal> signal_;  // counts into slot_errors_; held by pointer so that this header needs no Boost
+    // Owned by a World: its list of the shared blackboards written since they last published, to
+    // which the first write after a publish adds publish_index_ (World::step publishes only those;
+    // set by detail::EngineAccess::attach_publish_queue).
+    friend struct detail::EngineAccess;
+    std::vector<std::uint32_t>* publish_queue_ = nullptr;
+    std::uint32_t publish_index_ = 0;
 };
 
 }  // namespace ebt

@@ -111,7 +111,7 @@ struct FrameMetrics {
     std::uint32_t events_handled = 0;     // scheduler work items / walked nodes
     std::uint32_t timers_fired = 0;
     std::uint32_t agents_waiting = 0;     // agents left for the next frame by the budget
-    std::uint32_t slot_errors = 0;        // exceptions thrown by change slots during the frame (contained)
+    std::uint32_t slot_errors = 0;        // exceptions thrown by change slots during the frame (contained): the bus's, and the shared blackboards' as the step publishes them
     std::chrono::nanoseconds wall_time{0};
 };
 
@@ -362,6 +362,7 @@ private:
     /// budget stopped the choice early.
     bool step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t start);
     void tick_in_parallel(FrameMetrics& m);  // the parallel phase over ParallelState::step_list
+    void apply_sleeps_and_wakes();           // after the phase, in slot order: sleeps, timers, wakes
     void apply_deferred_writes();            // the phase's shared blackboard writes, in slot order
     /// UsageError naming `who` while the agents of a frame are ticked on several threads.
     void refuse_in_parallel_phase(const char* who) const {
@@ -369,6 +370,8 @@ private:
     }
     [[noreturn]] void refuse_parallel(const char* who) const;
     void schedule_after_step(std::uint32_t slot);       // after a tick: sleep, and arm the agent's deadline
+    /// When a sleeping agent's next deadline falls due in world time (its greatest TimePoint: never).
+    TimePoint sleep_due(const Agent& a) const noexcept;
     void arm_timer(std::uint32_t slot, TimePoint due);  // gives the slot its (one) live heap entry
     void disarm_timer(Slot& s) noexcept;                // its entry, if any, goes stale
     void compact_timers();                              // drops the stale entries from the heap
@@ -432,6 +435,11 @@ private:
     };
     struct SharedEntry;  // a shared blackboard, its subscribers and its routing connection (world.cpp)
     void route(std::size_t shared_index, KeyId key);
+    /// At the start of a step: publishes the shared blackboards written since they last published, in
+    /// index order; returns the exceptions their change slots threw meanwhile.
+    std::uint64_t publish_shared();
+    std::vector<std::uint32_t> shared_written_;     // indices in shared_, each added at its first write after a publish
+    std::vector<std::uint32_t> shared_publishing_;  // publish_shared()'s sorted batch (capacity kept)
     std::size_t shared_index(const SharedBlackboard* blackboard) const;
     void validate_bindings(const Tree& tree, const SpawnOptions& options) const;
     void subscribe(std::uint32_t slot, const SpawnOptions& options);
@@ -449,6 +457,7 @@ private:
         std::uint32_t stamp;  // live while it equals its slot's timer_stamp and the slot's timer is armed
     };
     std::vector<TimerEntry> timers_;    // min-heap on `due`
+    void push_timer(const TimerEntry& entry);  // into the heap (its slot already records it as armed)
     std::size_t timers_live_ = 0;       // slots with an armed timer (each has exactly one live entry)
     std::vector<std::uint32_t> free_;
     std::vector<PendingSpawn> pending_spawns_;

@@ -13,6 +13,7 @@
 #include <ebt/agent.hpp>
 #include <ebt/blackboard.hpp>
 #include <ebt/detail/agent_host.hpp>
+#include <ebt/shared_blackboard.hpp>
 #include <ebt/signals.hpp>
 
 #include <cstddef>
@@ -36,6 +37,15 @@ struct EngineAccess {
     static const void* port_value(const ConditionContext& ctx, std::size_t i) {
         const KeyId key = ctx.ports_.at(i, "condition");
         return ctx.blackboard_->raw_values() + ctx.blackboard_->schema().info(key).offset;
+    }
+
+    /// Gives a World's shared blackboard the World's list of written shared blackboards (`queue`) and
+    /// its index in it: each first write after a publish adds `index` (and now, if it has writes that
+    /// are not published yet), so that World::step publishes only the blackboards that were written.
+    static void attach_publish_queue(SharedBlackboard& blackboard, std::vector<std::uint32_t>* queue, std::uint32_t index) {
+        blackboard.publish_queue_ = queue;
+        blackboard.publish_index_ = index;
+        if (blackboard.any_written_) queue->push_back(index);
     }
 
     /// Whether a change must be emitted on `bus` (one flag test while nobody ever connected).
