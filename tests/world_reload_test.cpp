@@ -307,6 +307,37 @@ TEST_CASE("world reload: a bad new definition changes nothing and says why") {
     CHECK(trace.lines.back() == "2 a0 3:U");
 }
 
+#if EBT_HAS_XML
+TEST_CASE("world reload: from XML, an attribute's new value keeps the run; a new shape restarts it") {
+    for (Mode mode : test::both_modes()) {
+        CAPTURE(std::string(to_string(mode)));
+        Actions acts;
+        const xml::Loader loader(acts.registry);
+        const auto file = [](const std::string& body) {
+            return "<root BTCPP_format=\"4\" main_tree_to_execute=\"aimer\">\n  <BehaviorTree ID=\"aimer\">\n    <Sequence>\n" + body +
+                   "    </Sequence>\n  </BehaviorTree>\n</root>\n";
+        };
+        World world;
+        WorldTrace trace;
+        world.add_listener(&trace);
+        world.spawn(loader.load_string(file("      <Aim range=\"5\"/>\n"), "aimer.xml"), {.mode = mode});
+        world.step(50ms);
+        const ReloadReport same_shape = world.reload(loader.load_string(file("      <Aim range=\"6.5\"/>\n"), "aimer.xml"));
+        CHECK(same_shape.agents_updated == 1);
+        world.step(50ms);
+        const std::size_t mark = trace.lines.size();
+        const ReloadReport new_shape =
+            world.reload(loader.load_string(file("      <AlwaysSuccess/>\n      <Aim range=\"2\"/>\n"), "aimer.xml"));
+        CHECK(new_shape.agents_restarted == 1);
+        world.step(50ms);
+        CHECK(acts.ranges == std::vector<float>{5.f, 6.5f, 2.f});
+        CHECK(trace.since(0) == "0 a0 0:I | 0 a0 1:I | 0 a0 1:U | 1 a0 1:U | "
+                                "2 a0 1:T(Aborted) | 2 a0 0:T(Aborted) | 2 a0 0:I | 2 a0 1:I | 2 a0 1:U | 2 a0 1:T(Success) | 2 a0 2:I | 2 a0 2:U");
+        CHECK(mark == 4);
+    }
+}
+#endif
+
 TEST_CASE("world reload: a shared key whose type the new tree changes is refused, naming it") {
     Actions acts;
     World world;

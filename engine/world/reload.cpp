@@ -143,6 +143,7 @@ ReloadReport World::reload(Tree tree) {
 }
 
 ReloadReport World::reload(std::string_view name, Tree tree) {
+    refuse_in_parallel_phase("World::reload()");  // first: nothing else is read from the phase's threads
     if (callback_running()) {
         std::vector<std::uint32_t> slots;
         check_reload(name, tree, slots);  // refused now, or applied later
