@@ -214,53 +214,10 @@ ReloadReport World::apply_reload(std::string_view name, const Tree& tree, std::u
     BusyScope busy(busy_);  // onTerminate callbacks run: their despawns are deferred, their reloads queued
     std::vector<std::uint32_t> restarted;                        // slots
     std::vector<std::pair<std::uint32_t, SpawnOptions>> rebind;  // restarted agents with shared scopes
-    for (const std::uint32_t index : slots) {
-        if (schedule(index).state != State::Live) continue;  // despawned by an earlier agent's callback
-        Slot& s = slot(index);
-        const detail::TreeData* old = &detail::EngineAccess::tree_data(s.agent->tree());
-        auto g = std::find_if(groups.begin(), groups.end(), [old](const Group& x) { return x.old == old; });
-        if (g == groups.end()) {
-            Group fresh;
-            fresh.old = old;
-            fresh.change.old_tree = s.agent->tree().name();
-            fresh.change.restarted = structural_hash(s.agent->tree()) != new_hash;
-            plan_keys(s.agent->tree().schema(), tree.schema(), fresh);
-            groups.push_back(std::move(fresh));
-            g = groups.end() - 1;
-        }
-        const AgentHandle handle{index, s.generation};
-        if (!g->change.restarted) {
-            detail::EngineAccess::swap_parameters(*s.agent, tree);
-            if (s.agent->has_pending_work()) set_awake(index);
-            g->change.agents.push_back(handle);
-            ++report.agents_updated;
-            continue;
-        }
-        detail::EngineAccess::end_run_for_reload(*s.agent);  // Aborted, leaves first: user callbacks run
-        if (schedule(index).state != State::Live) continue;  // an onTerminate despawned it
-        const Agent& old_agent = *s.agent;
-        SpawnOptions bindings;
-        for (const std::string& scope : tree.schema().scopes()) bindings.shared.emplace_back(scope, old_agent.bound(scope));
-        AgentOptions ao;
-        ao.mode = old_agent.mode();
-        ao.seed = old_agent.seed();
-        ao.listener = listeners_.empty() ? s.forwarder.own : &s.forwarder;
-        ao.bus = bus_.get();
-        std::optional<Agent> replacement;
-        replacement.emplace(tree, ao);
-        detail::EngineAccess::continue_from(*replacement, old_agent, g->carried);
-        s.agent.reset();  // nothing runs any more: no callback
-        s.agent.emplace(std::move(*replacement));
-        detail::EngineAccess::set_host(*s.agent, this, index);
-        disarm_timer(s);
-        set_awake(index);  // the root starts on its next tick
-        restarted.push_back(index);
-        if (!bindings.shared.empty()) rebind.emplace_back(index, std::move(bindings));
-        g->change.agents.push_back(handle);
-        ++report.agents_restarted;
-    }
-    // The restarted agents' old subscriptions name the old trees' keys: dropped, then made afresh.
-    if (!restarted.empty() && !shared_.empty()) {
+    // The restarted agents' old subscriptions name the old trees' keys: dropped, then made afresh
+    // (also when making an agent throws, for the agents restarted before it).
+    const auto resubscribe = [&] {
+        if (restarted.empty() || shared_.empty()) return;
         std::vector<bool> is_restarted(slot_count_, false);
         for (const std::uint32_t index : restarted) is_restarted[index] = true;
         for (SharedEntry& entry : shared_)
@@ -268,7 +225,58 @@ ReloadReport World::apply_reload(std::string_view name, const Tree& tree, std::u
                 std::erase_if(list, [&](const Subscriber& sub) { return sub.slot < is_restarted.size() && is_restarted[sub.slot]; });
         for (const auto& [index, options] : rebind)
             if (schedule(index).state == State::Live) subscribe(index, options);
+    };
+    try {
+        for (const std::uint32_t index : slots) {
+            if (schedule(index).state != State::Live) continue;  // despawned by an earlier agent's callback
+            Slot& s = slot(index);
+            const detail::TreeData* old = &detail::EngineAccess::tree_data(s.agent->tree());
+            auto g = std::find_if(groups.begin(), groups.end(), [old](const Group& x) { return x.old == old; });
+            if (g == groups.end()) {
+                Group fresh;
+                fresh.old = old;
+                fresh.change.old_tree = s.agent->tree().name();
+                fresh.change.restarted = structural_hash(s.agent->tree()) != new_hash;
+                plan_keys(s.agent->tree().schema(), tree.schema(), fresh);
+                groups.push_back(std::move(fresh));
+                g = groups.end() - 1;
+            }
+            const AgentHandle handle{index, s.generation};
+            if (!g->change.restarted) {
+                detail::EngineAccess::swap_parameters(*s.agent, tree);
+                if (s.agent->has_pending_work()) set_awake(index);
+                g->change.agents.push_back(handle);
+                ++report.agents_updated;
+                continue;
+            }
+            detail::EngineAccess::end_run_for_reload(*s.agent);  // Aborted, leaves first: user callbacks run
+            if (schedule(index).state != State::Live) continue;  // an onTerminate despawned it
+            const Agent& old_agent = *s.agent;
+            SpawnOptions bindings;
+            for (const std::string& scope : tree.schema().scopes()) bindings.shared.emplace_back(scope, old_agent.bound(scope));
+            AgentOptions ao;
+            ao.mode = old_agent.mode();
+            ao.seed = old_agent.seed();
+            ao.listener = listeners_.empty() ? s.forwarder.own : &s.forwarder;
+            ao.bus = bus_.get();
+            std::optional<Agent> replacement;
+            replacement.emplace(tree, ao);
+            detail::EngineAccess::continue_from(*replacement, old_agent, g->carried);
+            s.agent.reset();  // nothing runs any more: no callback
+            s.agent.emplace(std::move(*replacement));
+            detail::EngineAccess::set_host(*s.agent, this, index);
+            disarm_timer(s);
+            set_awake(index);  // the root starts on its next tick
+            restarted.push_back(index);
+            if (!bindings.shared.empty()) rebind.emplace_back(index, std::move(bindings));
+            g->change.agents.push_back(handle);
+            ++report.agents_restarted;
+        }
+    } catch (...) {
+        resubscribe();
+        throw;
     }
+    resubscribe();
     compact_timers_if_stale();
     for (Group& g : groups) report.changes.push_back(std::move(g.change));
     return report;
