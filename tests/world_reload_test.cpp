@@ -270,7 +270,7 @@ TEST_CASE("world reload: stepped on two threads (no listener, enough agents for 
                             .shared_key<bool>("squad", "alarm")
                             .active_selector()
                                 .sequence().check("enemy_seen").action("Attack").back()
-                                .sequence().condition("Within").action("Aim").back()
+                                .sequence().condition("Within").action("Retreat").back()  // (Aim records: one thread only)
                                 .action("Patrol")
                             .back()
                             .end();
