@@ -570,6 +570,36 @@ TEST_CASE("world reload: asked for during a frame, it is applied at the frame's 
     }
 }
 
+TEST_CASE("world reload: asked for by a world listener during a frame, applied at its end") {
+    Actions acts;
+    World world;
+    struct Reloader : WorldListener {
+        World* world = nullptr;
+        Tree next;
+        std::vector<std::string> lines;
+        ReloadReport asked;
+        void on_event(AgentHandle handle, const Agent&, const TraceEvent& e) override {
+            if (!e.is_lifecycle()) return;
+            lines.push_back(std::to_string(e.tick) + " a" + std::to_string(handle.index) + " " + test::TraceRecorder::render(e));
+            if (e.tick == 1 && e.kind == TraceKind::Update && next) asked = world->reload(std::exchange(next, Tree{}));
+        }
+    } reloader;
+    reloader.world = &world;
+    reloader.next = acts.guard_v2();
+    world.add_listener(&reloader);
+    world.spawn(acts.guard_v1());
+    world.step(50ms);
+    world.step(50ms);  // frame 1: Patrol's update asks
+    CHECK_FALSE(reloader.asked.applied);
+    CHECK(reloader.asked.frame == 2);
+    REQUIRE(world.take_reload_reports().size() == 1);
+    world.step(50ms);
+    std::string all;
+    for (const auto& line : reloader.lines) all += (all.empty() ? "" : " | ") + line;
+    CHECK(all == "0 a0 0:I | 0 a0 4:I | 0 a0 4:U | 1 a0 4:U | 2 a0 4:T(Aborted) | 2 a0 0:T(Aborted) | "
+                 "2 a0 0:I | 2 a0 1:I | 2 a0 2:I | 2 a0 2:U");
+}
+
 TEST_CASE("world reload: agents of other trees are untouched; reload(name, tree) may change the name") {
     Actions acts;
     World world;
