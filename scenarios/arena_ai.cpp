@@ -178,6 +178,30 @@ void Arena::build_tree() {
     key_knockback_angle_ = tree_.key<double>(kKnockbackAngle);
 }
 
+ReloadReport Arena::reload_tree_file(const std::string& path) {
+#if EBT_HAS_XML
+    Tree tree = xml::Loader(*tree_registry_).load_file(path);
+    // The keys the game writes, from the new tree, before anything changes (UsageError naming a
+    // missing or mistyped one).
+    const Key<bool> seen = tree.key<bool>(kEnemySeen), low = tree.key<bool>(kHealthLow), dead = tree.key<bool>(kEnemyDead);
+    const Key<bool> stun = tree.key<bool>(kStunRequest), knockback = tree.key<bool>(kKnockbackRequest);
+    const Key<double> stun_seconds = tree.key<double>(kStunSeconds), knockback_angle = tree.key<double>(kKnockbackAngle);
+    ReloadReport report = world_->reload(tree_.name(), tree);
+    tree_ = std::move(tree);
+    key_seen_ = seen;
+    key_low_ = low;
+    key_dead_ = dead;
+    key_stun_ = stun;
+    key_stun_seconds_ = stun_seconds;
+    key_knockback_ = knockback;
+    key_knockback_angle_ = knockback_angle;
+    return report;
+#else
+    (void)path;
+    throw std::invalid_argument("Arena::reload_tree_file needs XML support, which this build of ebt does not have (EBT_XML=OFF)");
+#endif
+}
+
 Tree Arena::builtin_tree() const {
     // The passive requests first (the game's stun and knockback), then the seeds' guard tree (its
     // fight branch from guard_scenario) with the squad response between the fight and Patrol; the

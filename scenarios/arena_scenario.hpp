@@ -200,6 +200,16 @@ public:
     void request_stun(int guard, double seconds);
     void request_knockback(int guard, double angle);
 
+    /// Hot reload (ebt_arena --tree FILE --watch; docs/hot_reload.md): loads the guards' tree again from
+    /// `path` (a BehaviorTree.CPP v4 XML file, over the arena's actions) and gives it to every guard
+    /// with World::reload, between frames: guards whose tree changed in structure end their runs
+    /// (Aborted) and start the new tree in the next frame; a change of parameter values only keeps
+    /// them running. The game's keys (enemy_seen, health_low, ...) are then taken from the new tree.
+    /// Throws, changing nothing, xml::LoadError (file:line:column) for a file that does not load,
+    /// UsageError for a tree without one of the keys the game writes (or of another type) and what
+    /// World::reload refuses; std::invalid_argument in a build without XML.
+    ReloadReport reload_tree_file(const std::string& path);
+
     /// The whole run now, as the bytes of an arena save file (ArenaSave::read reads them back):
     /// between frames only (World::step's UsageError otherwise). Throws what ebt::save_world throws.
     std::vector<std::byte> save() const;

@@ -685,6 +685,7 @@ FrameMetrics World::step(Duration dt) {
     const std::uint64_t bus_errors_before = bus_->slot_errors();
     // Agents despawned between frames from callbacks are freed now, before the frame.
     free_when_idle();
+    if (!pending_reloads_.empty()) apply_pending_reloads(frame_);  // asked for by callbacks between frames (reload.cpp)
     FrameMetrics m;
     m.frame = frame_;
     in_step_ = true;
@@ -807,6 +808,10 @@ void World::finish_frame() {
     // and despawn (freed in the same loop); joining runs no user code.
     for (;;) {
         free_deferred();
+        if (pending_spawns_.empty() && !pending_reloads_.empty()) {
+            apply_pending_reloads(frame_ + 1);  // reloads asked for during the frame (reload.cpp)
+            continue;
+        }
         if (pending_spawns_.empty()) break;
         std::vector<PendingSpawn> spawns;
         spawns.swap(pending_spawns_);

@@ -28,6 +28,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ebt {
@@ -182,6 +183,16 @@ private:
     /// skip idle frames stay comparable). `tick` must not go backwards. The tick's counts (updates,
     /// guards, events, timers) are also added to `frame` when given (the World's frame metrics).
     Status tick_numbered(std::uint64_t tick, Duration dt, FrameMetrics* frame = nullptr);
+    // Hot reload (defined in engine/world/reload.cpp; a World calls them through EngineAccess):
+    /// Ends the run between ticks as abort() does (running nodes Aborted, leaves first, heard by the
+    /// listener), without telling the host: the agent is about to be replaced.
+    void end_run_for_reload();
+    /// Makes this fresh agent (not ticked yet) go on from `old`: its clock, tick count and user
+    /// pointer, and the values of the keys `carried` pairs (this agent's key, old's key, same type).
+    void continue_from(const Agent& old, const std::vector<std::pair<KeyId, KeyId>>& carried);
+    /// Swaps in `tree`, of the same structural hash as tree(), keeping every state: the values of its
+    /// port literals (private "=..." keys) are taken from `tree`. Returns the keys whose value changed.
+    std::vector<KeyId> swap_parameters(Tree tree);
 
     // Kept small on purpose: this object plus the state block is the agent's whole footprint.
     Tree tree_;

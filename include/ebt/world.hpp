@@ -54,6 +54,8 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace ebt {
@@ -168,6 +170,41 @@ public:
     virtual void before_event(AgentHandle /*handle*/, const TraceEvent& /*event*/) {}
     /// In step(), just after the shared blackboards published (and their change slots ran).
     virtual void after_publish() {}
+};
+
+/// Hot reload (World::reload; docs/hot_reload.md): what replacing a tree definition did.
+/// A blackboard key whose value was not carried over to the new definition, and why.
+struct DroppedKey {
+    std::string name;
+    std::string reason;  // "not in the new tree", "type changed from float to int", "now a shared key"
+};
+/// The agents of one old definition (one Tree, by identity) and what happened to them.
+struct ReloadChange {
+    std::string old_tree;  // the old definition's name
+    /// False: the new definition differs only in parameter values (the same structural_hash, which
+    /// leaves out the values of ports given literals); the agents kept running on it. True: each
+    /// agent's run ended (running nodes Aborted, leaves first) and the new tree starts on its next tick.
+    bool restarted = false;
+    std::vector<AgentHandle> agents;  // in slot order; the handles stay valid
+    std::vector<std::string> kept;    // local keys whose values were carried over (by name and type)
+    std::vector<DroppedKey> dropped;  // local keys of the old tree whose values were dropped
+    std::vector<std::string> added;   // local keys of names the old tree did not have (at their initial value)
+};
+/// What one World::reload did (or, for a reload requested during a frame, what it will do).
+struct ReloadReport {
+    std::string tree;  // the name matched (World::reload(name, tree))
+    /// True once applied. A reload requested during a frame (from an action, a listener, a change
+    /// slot) returns applied == false; it is applied at the end of that frame and its applied report
+    /// is kept for World::take_reload_reports().
+    bool applied = false;
+    /// The first frame (World::frame()) the agents run with the new definition.
+    std::uint64_t frame = 0;
+    std::uint32_t agents_restarted = 0;
+    std::uint32_t agents_updated = 0;  // parameter-only changes: kept running
+    std::vector<ReloadChange> changes;  // one per old definition, in the order their first agent comes
+    /// A reload applied at the end of a frame that could no longer be applied then (an agent that
+    /// joined during the frame lacks a shared binding the new tree needs): why; nothing changed.
+    std::string error;
 };
 
 /// How a World is set up (World(WorldOptions)).
@@ -309,6 +346,26 @@ public:
 
     /// Handles of the live agents, in slot order.
     std::vector<AgentHandle> handles() const;
+
+    // ---- hot reload (engine/world/reload.cpp; docs/hot_reload.md) ------------------------------------
+    /// Replaces the definition of every live agent whose tree is named `name` by `tree`. Between frames
+    /// it is applied at once: an agent whose tree differs only in parameter values (same
+    /// structural_hash) keeps running on the new one; any other ends its run (running nodes get
+    /// Aborted, leaves first, heard by the listeners) and starts `tree` on its next tick, with its
+    /// local blackboard values carried over by key name and type, its shared bindings, handle, user
+    /// pointer, listener, mode, seed, LOD interval and clock; its resume handles go stale. Agents of
+    /// other trees are untouched. Requested during a frame (or from a callback between frames), it is
+    /// checked now and applied at the end of the frame (or at the start of the next step); the
+    /// report returned then has applied == false (see take_reload_reports). Throws UsageError,
+    /// changing nothing, for an empty tree, a tree that reads a shared scope an agent is not bound to
+    /// or whose shared key types do not fit, during the parallel phase and while the world is being
+    /// destroyed. Key<T>s obtained from the old tree are refused by the new one: get them again.
+    ReloadReport reload(std::string_view name, Tree tree);
+    /// reload(tree.name(), tree): the agents of the tree with the same name.
+    ReloadReport reload(Tree tree);
+    /// The reports of reloads requested during a frame and applied since the last call (applied in
+    /// the order requested); empties the list.
+    std::vector<ReloadReport> take_reload_reports();
 
 private:
     friend struct WorldTestAccess;  // tests/world_test.cpp: sets a slot's generation near its end
@@ -478,6 +535,16 @@ private:
     bool parallel_phase_ = false;  // agents are being ticked on several threads (set_threads)
     std::uint32_t threads_ = 1;
     std::unique_ptr<ParallelState> parallel_;  // with threads_ > 1
+    // Hot reload (engine/world/reload.cpp).
+    struct PendingReload {
+        std::string name;
+        Tree tree;
+    };
+    std::vector<PendingReload> pending_reloads_;  // requested during a frame or a callback
+    std::vector<ReloadReport> reload_reports_;    // applied deferred reloads, for take_reload_reports
+    void check_reload(std::string_view name, const Tree& tree, std::vector<std::uint32_t>& slots) const;
+    ReloadReport apply_reload(std::string_view name, const Tree& tree, std::uint64_t first_frame);
+    void apply_pending_reloads(std::uint64_t first_frame);  // in request order, into reload_reports_
     bool phase_timing_ = false;                // set_phase_timing
     StepPhaseTimes phase_times_;               // of the last step, while phase_timing_
     std::chrono::steady_clock::time_point phase_mark_;  // where the phase being timed began

@@ -11,6 +11,7 @@
 //   ebt_arena [--agents N] [--seconds S] [--hz H] [--seed N] [--mode poll|event] [--lod on|off]
 //             [--realtime] [--trace N] [--svg FILE] [--view N] [--dot FILE] [--threads N]
 //             [--log FILE [--log-agents N,M,...]] [--record FILE] [--save-at S FILE] [--load FILE]
+//             [--tree FILE [--watch]]
 //             [--inspect PORT [--inspect-address ADDR] [--inspect-token TOKEN] [--inspect-read-only]]
 #include "arena_scenario.hpp"
 
@@ -30,9 +31,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 using namespace ebt;
@@ -69,6 +72,8 @@ void usage(std::FILE* out, const char* argv0) {
                  "  --log-agents N,M only these guards in the log (default: all)\n"
                  "  --tree FILE      load the guards' tree from a BehaviorTree.CPP v4 XML file\n"
                  "                   (default: built in; samples/arena.xml is the same tree)\n"
+                 "  --watch          with --tree: at every simulated second, reload the file if it changed\n"
+                 "                   (World::reload; docs/hot_reload.md) and print what happened\n"
                  "  --record FILE    record the run for ebt_replay (docs/debugging.md, \"Record and replay\")\n"
                  "  --save-at S FILE save the whole run to FILE when the simulated clock reaches S seconds (at\n"
                  "                   that frame's end), then go on to the end\n"
@@ -197,6 +202,7 @@ int main(int argc, char** argv) {
     std::string inspect_token;
     bool inspect_address_given = false, inspect_token_given = false, inspect_read_only = false;
     bool seconds_given = false;
+    bool watch = false;  // --watch: reload --tree's file when it changes
     // --load takes the arena from its file: these say which of its options the command line gave.
     bool agents_given = false, hz_given = false, seed_given = false, mode_given = false, lod_given = false;
     double save_at = -1;  // --save-at seconds; < 0: no save
@@ -246,6 +252,8 @@ int main(int argc, char** argv) {
 #if !EBT_HAS_XML
             fail(argv0, "--tree: this build of ebt has no XML support (configured with -DEBT_XML=OFF)");
 #endif
+        } else if (opt == "--watch") {
+            watch = true;
         } else if (opt == "--record") {
             record = value();
             if (record.empty()) fail(argv0, "--record needs a file name");
@@ -364,6 +372,8 @@ int main(int argc, char** argv) {
         std::fclose(probe);
     }
     if (!log_guards.empty() && log_file.empty()) fail(argv0, "--log-agents needs --log FILE");
+    if (watch && config.tree_file.empty()) fail(argv0, "--watch needs --tree FILE (the file to watch)");
+    if (watch && !record.empty()) fail(argv0, "--watch cannot be combined with --record: a recording cannot hold a reload");
     for (const long long g : log_guards)
         if (g >= config.agents)
             fail(argv0, "--log-agents " + std::to_string(g) + ": there are only " + std::to_string(config.agents) +
@@ -496,6 +506,32 @@ int main(int argc, char** argv) {
         return true;
     };
     if (!save_when_due()) return 1;
+    // --watch: the file's modification time and size, looked at once per simulated second.
+    const auto file_stamp = [&] {
+        std::error_code error;
+        const auto time = std::filesystem::last_write_time(config.tree_file, error);
+        const auto size = std::filesystem::file_size(config.tree_file, error);
+        return std::pair(error ? std::filesystem::file_time_type{} : time, error ? std::uintmax_t{0} : size);
+    };
+    auto watched = watch ? file_stamp() : std::pair<std::filesystem::file_time_type, std::uintmax_t>{};
+    const auto reload_if_changed = [&] {
+        const auto now = file_stamp();
+        if (now == watched) return;
+        watched = now;
+        const auto at = static_cast<unsigned long long>(arena.frame());
+        try {
+            const ReloadReport report = arena.reload_tree_file(config.tree_file);
+            std::string what = std::to_string(report.agents_restarted) + " guards restarted";
+            if (report.agents_updated > 0)
+                what += ", " + std::to_string(report.agents_updated) + " kept running (parameter values only)";
+            for (const ReloadChange& change : report.changes)
+                for (const DroppedKey& key : change.dropped) what += "; key " + key.name + " dropped (" + key.reason + ")";
+            std::printf("reloaded %s at frame %llu: %s\n", config.tree_file.c_str(), at, what.c_str());
+        } catch (const std::exception& e) {
+            std::printf("reload of %s at frame %llu failed, the old tree is kept: %s\n", config.tree_file.c_str(), at, e.what());
+        }
+        std::fflush(stdout);
+    };
     const std::uint64_t first_frame = arena.frame();  // 0, or the frame a --load run continues from
     std::uint64_t f = first_frame;
     for (; f < frames && !g_interrupted; ++f) {
@@ -533,6 +569,7 @@ int main(int argc, char** argv) {
             ai_ms.clear();
             sim_ms.clear();
             second_events = 0;
+            if (watch && f + 1 != frames) reload_if_changed();
         }
         if (!save_when_due()) return 1;
         if (realtime) std::this_thread::sleep_until(start + std::chrono::microseconds(++ticks * frame_us));

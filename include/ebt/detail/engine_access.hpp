@@ -62,6 +62,12 @@ struct EngineAccess {
     static Status tick_numbered(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics* frame = nullptr) {
         return agent.tick_numbered(tick, dt, frame);
     }
+    /// Hot reload (World::reload, engine/world/reload.cpp): see the Agent members of the same names.
+    static void end_run_for_reload(Agent& agent) { agent.end_run_for_reload(); }
+    static void continue_from(Agent& fresh, const Agent& old, const std::vector<std::pair<KeyId, KeyId>>& carried) {
+        fresh.continue_from(old, carried);
+    }
+    static std::vector<KeyId> swap_parameters(Agent& agent, Tree tree) { return agent.swap_parameters(std::move(tree)); }
     /// The handle by which the agent's host (its World) names it; the default handle for an agent
     /// outside a World. For tools that get an Agent from a change (a trace log's change slot).
     static AgentHandle handle(const Agent& agent) noexcept {
