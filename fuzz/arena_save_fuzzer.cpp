@@ -10,9 +10,9 @@
 // hang) is a bug. Built by fuzz/CMakeLists.txt (linked with ebt_scenarios); run with fuzz/run.sh.
 // Seeds: fuzz/corpus_arena_save/ (saves of small arenas in both modes, with LOD, with an alarm up).
 #include "arena_scenario.hpp"
+#include "fuzz_input.hpp"
 
 #include <ebt/debug/file_error.hpp>
-#include <ebt/detail/hash.hpp>
 #include <ebt/snapshot.hpp>
 
 #include <cstdio>
@@ -45,15 +45,8 @@ void try_load(const std::vector<std::byte>& bytes) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    std::vector<std::byte> bytes(size);
-    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::byte>(data[i]);
+    std::vector<std::byte> bytes = ebt::fuzz::input_bytes(data, size);
     try_load(bytes);
-    if (bytes.size() > 8) {  // again with the checksum made to match
-        ebt::detail::Fnv1a h;
-        for (std::size_t i = 0; i + 8 < bytes.size(); ++i) h(static_cast<std::uint8_t>(bytes[i]));
-        const std::uint64_t sum = h.value();
-        for (int i = 0; i < 8; ++i) bytes[bytes.size() - 8 + static_cast<std::size_t>(i)] = static_cast<std::byte>(sum >> (8 * i));
-        try_load(bytes);
-    }
+    if (ebt::fuzz::reseal_checksum(bytes, 0)) try_load(bytes);  // the checksum covers every byte before it
     return 0;
 }

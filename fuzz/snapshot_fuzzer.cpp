@@ -7,10 +7,10 @@
 // a valid checksum may hold a state that passes the reader's checks but that the engine never makes
 // (docs/snapshots.md, "Errors"). Built by fuzz/CMakeLists.txt; run with fuzz/run.sh SECONDS.
 // Seeds: fuzz/corpus_snapshot/ (snapshots of snapshot_fuzz_tree.hpp's runs: agents, and a world).
+#include "fuzz_input.hpp"
 #include "snapshot_fuzz_tree.hpp"
 
 #include <ebt/debug/file_error.hpp>
-#include <ebt/detail/hash.hpp>
 #include <ebt/snapshot.hpp>
 #include <ebt/world.hpp>
 
@@ -55,16 +55,9 @@ void try_restore(const std::vector<std::byte>& bytes) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    std::vector<std::byte> bytes(size);
-    for (std::size_t i = 0; i < size; ++i) bytes[i] = static_cast<std::byte>(data[i]);
+    std::vector<std::byte> bytes = ebt::fuzz::input_bytes(data, size);
     try_restore(bytes);
-    constexpr std::size_t kHeader = 12, kChecksum = 8;
-    if (size >= kHeader + kChecksum) {
-        ebt::detail::Fnv1a h;
-        h.bytes(bytes.data() + kHeader, size - kHeader - kChecksum);
-        std::uint64_t sum = h.value();
-        for (std::size_t i = 0; i < kChecksum; ++i, sum >>= 8) bytes[size - kChecksum + i] = static_cast<std::byte>(sum & 0xFF);
-        try_restore(bytes);
-    }
+    constexpr std::size_t kHeader = 12;  // magic and version, before the checksummed bytes
+    if (ebt::fuzz::reseal_checksum(bytes, kHeader)) try_restore(bytes);
     return 0;
 }

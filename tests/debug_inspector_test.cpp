@@ -714,6 +714,78 @@ TEST_CASE("inspector: the game replaces the watched agent's listener: the tap go
     CHECK(g.world.listener(g.a) == &ly);
 }
 
+TEST_CASE("inspector: the watched agent's tree reloaded: the new tree's nodes, each event named in its own tree") {
+    Guards g;
+    EventLog lb;
+    g.world.set_listener(g.b, &lb);
+    debug::Inspector inspector(g.world, offline());
+    const std::string h = handle_text(g.b);
+    inspector.handle("GET", "/api/agent?handle=" + h);
+    g.world.at(g.b).blackboard().set("enemy_seen", true);
+    inspected_frame(inspector, g.world);  // frame 0: b attacks
+
+    // A new version of "guard": a flee branch in front, so that every node after the root moves.
+    g.actions.add_action("Runaway", [](ActionContext&) { return Status::Running; });
+    const Tree v2 = TreeBuilder("guard", g.actions)
+                        .key<bool>("enemy_seen")
+                        .key<bool>("hp_low")
+                        .key<int>("hp", 100)
+                        .active_selector()
+                        .sequence()
+                        .label("flee")
+                        .check("hp_low")
+                        .action("Runaway")
+                        .back()
+                        .sequence()
+                        .label("engage")
+                        .check("enemy_seen")
+                        .action("Attack")
+                        .back()
+                        .action("Patrol")
+                        .back()
+                        .end();
+    const ReloadReport report = g.world.reload(v2);  // between frames: applied at once
+    CHECK(report.agents_restarted == 2);
+    inspected_frame(inspector, g.world);  // frame 1: b starts the new tree, enemy_seen carried
+    CHECK(g.world.listener(g.b) != &lb);  // still tapped, in front of b's own listener
+    REQUIRE(inspector.before_frame());
+
+    const std::string body = inspector.handle("GET", "/api/agent?handle=" + h).body;
+    const std::string nodes =
+        R"("nodes":[{"index":0,"parent":-1,"kind":"ActiveSelector","label":"ActiveSelector","guard":null,"status":"Running"},)"
+        R"({"index":1,"parent":0,"kind":"Sequence","label":"flee","guard":"LowerPriority","status":"Invalid"},)"
+        R"({"index":2,"parent":1,"kind":"Condition","label":"hp_low","guard":null,"status":"Invalid"},)"
+        R"({"index":3,"parent":1,"kind":"Action","label":"Runaway","guard":null,"status":"Invalid"},)"
+        R"({"index":4,"parent":0,"kind":"Sequence","label":"engage","guard":"LowerPriority","status":"Running"},)"
+        R"({"index":5,"parent":4,"kind":"Condition","label":"enemy_seen","guard":null,"status":"Invalid"},)"
+        R"({"index":6,"parent":4,"kind":"Action","label":"Attack","guard":null,"status":"Running"},)"
+        R"({"index":7,"parent":0,"kind":"Action","label":"Patrol","guard":null,"status":"Invalid"}])";
+    CHECK(body.find(nodes) != std::string::npos);
+    CHECK(body.find(R"({"key":"enemy_seen","type":"bool","value":"true","shared":false})") != std::string::npos);
+    // The old tree's run ends Aborted, leaves first, named by the old tree's nodes (Attack was node 3
+    // there; node 3 of the new tree is Runaway); then the new tree's first tick.
+    const std::string events =
+        R"("events":[{"frame":0,"tick":0,"node":0,"label":"ActiveSelector","what":"Initialize","times":1},)"
+        R"({"frame":0,"tick":0,"node":1,"label":"engage","what":"guard true","times":1},)"
+        R"({"frame":0,"tick":0,"node":1,"label":"engage","what":"Initialize","times":1},)"
+        R"({"frame":0,"tick":0,"node":3,"label":"Attack","what":"Initialize","times":1},)"
+        R"({"frame":0,"tick":0,"node":3,"label":"Attack","what":"Update Running","times":1},)"
+        R"({"frame":1,"tick":1,"node":3,"label":"Attack","what":"Terminate Aborted","times":1},)"
+        R"({"frame":1,"tick":1,"node":1,"label":"engage","what":"Terminate Aborted","times":1},)"
+        R"({"frame":1,"tick":1,"node":0,"label":"ActiveSelector","what":"Terminate Aborted","times":1},)"
+        R"({"frame":1,"tick":1,"node":0,"label":"ActiveSelector","what":"Initialize","times":1},)"
+        R"({"frame":1,"tick":1,"node":1,"label":"flee","what":"guard false","times":1},)"
+        R"({"frame":1,"tick":1,"node":4,"label":"engage","what":"guard true","times":1},)"
+        R"({"frame":1,"tick":1,"node":4,"label":"engage","what":"Initialize","times":1},)"
+        R"({"frame":1,"tick":1,"node":6,"label":"Attack","what":"Initialize","times":1},)"
+        R"({"frame":1,"tick":1,"node":6,"label":"Attack","what":"Update Running","times":1}]})";
+    REQUIRE(body.size() > events.size());
+    CHECK(body.substr(body.size() - events.size()) == events);
+    CHECK(lb.text() ==
+          "0 0:I, 0 1:G=true, 0 1:I, 0 3:I, 0 3:U(Running), 1 3:T(Aborted), 1 1:T(Aborted), 1 0:T(Aborted), "
+          "1 0:I, 1 1:G=false, 1 4:G=true, 1 4:I, 1 6:I, 1 6:U(Running)");
+}
+
 TEST_CASE("inspector: nobody watching: the game thread keeps the metrics; a page that comes later gets them all") {
     Guards g;
     debug::InspectorOptions o = offline();

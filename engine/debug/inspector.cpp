@@ -112,6 +112,9 @@ struct AgentList {
 struct EventRow {
     std::uint64_t frame = 0;  // of the last time
     TraceEvent event;         // event.message is not kept: see `message`
+    /// The tree whose node `event.node` is: the agent's tree when the event came (a hot reload gives
+    /// the same handle another tree, whose node numbers name other nodes).
+    std::shared_ptr<const TreeInfo> tree;
     std::string message;      // Error events
     std::uint32_t times = 1;  // the same update of the same node in consecutive ticks, counted in one row
 };
@@ -256,13 +259,24 @@ struct Inspector::Impl {
     Clock::time_point last_publish{};
     std::uint64_t last_published_frame = ~std::uint64_t{0};
     std::unordered_map<const void*, std::shared_ptr<const TreeInfo>> trees;
+    std::shared_ptr<const TreeInfo> watched_tree;  // the tree of the watched agent's last kept event
+
+    /// The watched agent's tree as of now (it changes when a hot reload restarts the agent).
+    std::shared_ptr<const TreeInfo> current_watched_tree() {
+        const Agent* agent = world.agent(watched);
+        if (!agent) return watched_tree;
+        if (!watched_tree || &detail::EngineAccess::tree_data(watched_tree->tree) != &detail::EngineAccess::tree_data(agent->tree()))
+            watched_tree = tree_info(agent->tree());
+        return watched_tree;
+    }
 
     /// The watched agent's recent events (from `tap`: game thread, during its ticks and commands).
     void keep_event(const TraceEvent& event) {
+        std::shared_ptr<const TreeInfo> tree = current_watched_tree();
         // A running action's update every frame would push everything else out: one row counts them.
         if (!events.empty() && event.kind == TraceKind::Update) {
             EventRow& last = events.back();
-            if (last.event.kind == TraceKind::Update && last.event.node == event.node &&
+            if (last.event.kind == TraceKind::Update && last.event.node == event.node && last.tree == tree &&
                 last.event.status == event.status && last.event.tick + 1 == event.tick) {
                 last.frame = world.frame();
                 last.event.tick = event.tick;
@@ -270,7 +284,7 @@ struct Inspector::Impl {
                 return;
             }
         }
-        EventRow row{world.frame(), event, std::string(event.message), 1};
+        EventRow row{world.frame(), event, std::move(tree), std::string(event.message), 1};
         row.event.message = {};
         events.push_back(std::move(row));
         while (events.size() > options.recent_events) events.pop_front();
@@ -443,6 +457,7 @@ struct Inspector::Impl {
         tap.previous = nullptr;
         tapped = false;
         events.clear();
+        watched_tree.reset();
     }
 
     bool before_frame() {
@@ -640,7 +655,7 @@ struct Inspector::Impl {
             events.push_back(Json{{"frame", e.frame},
                                   {"tick", e.event.tick},
                                   {"node", e.event.node},
-                                  {"label", e.event.node < d->tree->nodes.size() ? d->tree->nodes[e.event.node].label : ""},
+                                  {"label", e.tree && e.event.node < e.tree->nodes.size() ? e.tree->nodes[e.event.node].label : ""},
                                   {"what", event_text(e)},
                                   {"times", e.times}});
         return dump(Json{{"handle", handle},
