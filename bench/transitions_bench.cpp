@@ -19,7 +19,8 @@
 // (quiet_round, move_round, switch_round, floor_round), so that callgrind can count it alone:
 //   EBT_TRANSITIONS_ITERATIONS=20 valgrind --tool=callgrind --cache-sim=yes --dump-instr=no
 //     --toggle-collect='*move_round*' build/rel/bin/ebt_bench_transitions
-//     --benchmark_filter='^move/event/agents:1000$'    (one command line)
+//     --benchmark_filter='^move/event/agents:1000/'    (one command line; with a fixed iteration
+//     count the name ends in /iterations:20, so no '$' after the agents)
 // then the inclusive Ir / D1 and LL misses of move_round / (20 x 1000) are per move. With
 // EBT_TRANSITIONS_ITERATIONS set, every benchmark runs exactly that many iterations once.
 // Results: docs/benchmarks.md, "Where the time goes".

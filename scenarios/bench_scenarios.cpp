@@ -35,8 +35,7 @@ std::size_t MovementSystem::step(World& world) {
     std::vector<ResumeHandle>& due = due_[frame_ % kBuckets];
     // Resuming does not run the action (it ends when its agent next ticks), so no request can land
     // in this bucket while it is being emptied.
-    std::size_t resumed = 0;
-    for (const ResumeHandle& move : due) resumed += world.resume(move, Status::Success) ? 1 : 0;
+    const std::size_t resumed = world.resume_all(due, Status::Success);
     pending_ -= due.size();
     due.clear();
     return resumed;

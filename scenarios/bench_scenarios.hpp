@@ -29,7 +29,7 @@
 namespace ebt::scenarios {
 
 /// A stand-in movement system for latent moves of the agents of a World: a move requested in frame f
-/// finishes (the system resumes the action with Success, through World::resume) in frame f + 30..50,
+/// finishes (the system resumes the action with Success, through World::resume_all) in frame f + 30..50,
 /// the length drawn from the agent's seed (SpawnOptions::seed) and the number of moves requested so
 /// far, so that the moves of a population spread over the frames, identically in both modes. It keeps
 /// only ResumeHandles (which name the agent and the action's run), never an Agent*: a move whose agent

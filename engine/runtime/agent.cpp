@@ -220,13 +220,14 @@ bool Agent::resume(const ResumeHandle& handle, Status status) {
     if (!block_ || handle.agent_serial != serial_) return false;  // not a handle of this agent
     Runtime rt(*this);
     const NodeIndex n = handle.node;
-    if (n >= tree_.size() || rt.def(n).kind != NodeKind::Action || !rt.running(n) || !rt.has(n, detail::kSuspended) ||
-        rt.has(n, detail::kResumePending) || rt.run_id(n) != handle.run) {
+    // A run of this action that is suspended and not resumed yet (one read of the node's flags).
+    if (n >= tree_.size() || rt.def(n).kind != NodeKind::Action || !rt.running(n) ||
+        (rt.fl(n) & (detail::kSuspended | detail::kResumePending)) != detail::kSuspended || rt.run_id(n) != handle.run) {
         if (host_) host_->on_agent_resume(host_slot_, handle, status, false);
         return false;
     }
-    rt.set(n, detail::kResumePending);
-    if (status == Status::Success) rt.set(n, detail::kResumeSuccess);
+    rt.set(n, static_cast<std::uint16_t>(status == Status::Success ? detail::kResumePending | detail::kResumeSuccess
+                                                                    : detail::kResumePending));
     if (mode_ == Mode::Event) rt.enqueue(n);
     if (!in_tick_) rt.check_invariants("Agent::resume()");
     if (host_) host_->on_agent_resume(host_slot_, handle, status, true);

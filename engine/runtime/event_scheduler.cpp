@@ -22,14 +22,14 @@ void Runtime::queue_reset() {
 }
 
 void Runtime::queue_insert(std::uint16_t logical, std::uint16_t value) {
-    EBT_ASSERT(a.queue_size_ < t.layout.queue_capacity && logical <= a.queue_size_,
+    EBT_ASSERT(a.queue_size_ < queue_capacity && logical <= a.queue_size_,
                "scheduler queue overflow: inserting at " + std::to_string(logical) + " into a queue of " +
                    std::to_string(a.queue_size_) + " entries (capacity " + std::to_string(t.layout.queue_capacity) + ")");
     std::uint16_t* q = queue();
     if (logical == 0) {
         // In front of everything (a wake-up from outside the tick, before the marker): the ring's
         // head steps back one slot instead of every entry stepping forward.
-        a.queue_head_ = static_cast<std::uint16_t>(a.queue_head_ == 0 ? t.layout.queue_capacity - 1u : a.queue_head_ - 1u);
+        a.queue_head_ = static_cast<std::uint16_t>(a.queue_head_ == 0 ? queue_capacity - 1u : a.queue_head_ - 1u);
         q[a.queue_head_] = value;
         ++a.queue_size_;
         return;
@@ -62,7 +62,7 @@ void Runtime::enqueue(NodeIndex n) {
     if (passed(n)) {
         const std::uint16_t last = queue_at(static_cast<std::uint16_t>(a.queue_size_ - 1u));
         if (last == kQueueMarker || last < n) {
-            EBT_ASSERT(a.queue_size_ < t.layout.queue_capacity,
+            EBT_ASSERT(a.queue_size_ < queue_capacity,
                        "scheduler queue overflow: appending node " + std::to_string(n) + " to a full queue of " +
                            std::to_string(a.queue_size_) + " entries");
             queue()[queue_slot(a.queue_size_)] = n;
@@ -72,6 +72,17 @@ void Runtime::enqueue(NodeIndex n) {
     }
     std::uint16_t i = 0;
     if (!passed(n)) {
+        // Common case: it sorts before everything queued (a resume or a write between ticks, whose
+        // agent had only its marker queued): the ring's head steps back, as queue_insert(0) does.
+        if (queue_at(0) > n) {
+            EBT_ASSERT(a.queue_size_ < queue_capacity,
+                       "scheduler queue overflow: inserting node " + std::to_string(n) + " in front of a full queue of " +
+                           std::to_string(a.queue_size_) + " entries");
+            a.queue_head_ = static_cast<std::uint16_t>(a.queue_head_ == 0 ? queue_capacity - 1u : a.queue_head_ - 1u);
+            queue()[a.queue_head_] = n;
+            ++a.queue_size_;
+            return;
+        }
         while (queue_at(i) != kQueueMarker && queue_at(i) < n) ++i;
     } else {
         while (queue_at(i) != kQueueMarker) ++i;
@@ -131,7 +142,7 @@ void Runtime::collect_due_timers() {
 
 void Runtime::event_tick() {
     if (a.clock_ >= a.next_deadline_) collect_due_timers();
-    if (a.queue_size_ == 2 && update_only_leaf()) return;
+    if (a.queue_size_ == 2 && single_entry_tick()) return;
     std::uint16_t* q = queue();
     // An abort() due during the tick (stopping) ends the loop; Agent::tick carries it out and puts
     // the marker back.
@@ -148,25 +159,40 @@ void Runtime::event_tick() {
     }
 }
 
-// The steady state of an agent doing one thing: its queue holds one running action and the marker
-// (Patrol, every frame). The leaf is popped and updated exactly as the general loop would; if the
-// update leaves it running and changes nothing else (not suspended, nothing queued), the general
-// path would re-queue it behind the marker and move the marker behind it, which gives back the same
-// queue: so the queue is put back as it was instead. Otherwise the update's outcome is handled as
-// step_leaf() would, and the general loop takes over (it pops what was queued, up to the marker).
+// Most ticks of an event agent find one node queued in front of the marker: a running action's
+// per-frame update (Patrol, every frame), a resumed action that ends (a completed move), or the
+// root's restart on the tick after its run ended. That node is popped and its work done here, as the
+// general loop would, with its flags and definition read once:
+//   - a running action with nothing pending is updated; if the update leaves it running and changes
+//     nothing else (not suspended, nothing queued), the general path would re-queue it behind the
+//     marker and move the marker behind it, which gives back the same queue: so the queue is put
+//     back as it was instead, and the tick is done (returns true);
+//   - anything else (a resume, a pending start, dirty checks, a due timer) is dispatched as process()
+//     does, and the general loop then pops what that work queued for this tick, up to the marker.
 // Returns true when the tick is done.
-bool Runtime::update_only_leaf() {
+bool Runtime::single_entry_tick() {
     std::uint16_t* q = queue();
     const std::uint16_t head = a.queue_head_;
     const NodeIndex n = q[head];  // the other entry is the marker
-    if (n == kQueueMarker || (fl(n) & kPendingWork) != 0 || def(n).kind != NodeKind::Action || !running(n))
-        return false;
+    if (n == kQueueMarker) return false;
     a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
     a.queue_size_ = 1;
-    clear(n, kQueued);
+    std::uint16_t& flags = fl(n);
+    flags = static_cast<std::uint16_t>(flags & ~kQueued);
     check_walk_order(n);
     advance(n);
     count_visit();
+    const auto work = static_cast<std::uint16_t>(flags & kPendingWork);
+    if (work != 0 || def(n).kind != NodeKind::Action || !running(n)) {
+        if (work == kStartPending) {  // the root's restart after its run ended (or another pending start)
+            begin_pending(n);
+        } else if (work == (kResumePending | kSuspended) && def(n).kind == NodeKind::Action && running(n)) {
+            finish_resume(n);  // a resumed action ends (a completed move)
+        } else {
+            dispatch(n);
+        }
+        return false;
+    }
     const Status s = run_update(n);
     if (s == Status::Running && !has(n, kSuspended | kQueued) && a.queue_size_ == 1) {
         a.queue_head_ = head;  // [n, marker], as before
@@ -188,6 +214,10 @@ void Runtime::process(NodeIndex n) {
         step_leaf(n);
         return;
     }
+    dispatch(n);
+}
+
+void Runtime::dispatch(NodeIndex n) {
     if (has(n, kStartPending)) {
         begin_pending(n);
         return;

@@ -34,19 +34,31 @@ struct Runtime {
     Agent& a;
     const TreeData& t;
     std::byte* b;
+    // The state block's per-node arrays and scheduler queue, found from the layout once per Runtime
+    // rather than at every access (null for a moved-from agent, whose block is gone).
+    Status* const statuses;
+    std::uint16_t* const node_flags;
+    std::uint16_t* const queue_entries;
+    const std::uint32_t queue_capacity;
 
     explicit Runtime(Agent& agent)
-        : a(agent), t(EngineAccess::tree_data(agent.tree_)), b(reinterpret_cast<std::byte*>(agent.block_.get())) {}
+        : a(agent),
+          t(EngineAccess::tree_data(agent.tree_)),
+          b(reinterpret_cast<std::byte*>(agent.block_.get())),
+          statuses(b ? reinterpret_cast<Status*>(b + t.layout.status_offset) : nullptr),
+          node_flags(b ? reinterpret_cast<std::uint16_t*>(b + t.layout.flags_offset) : nullptr),
+          queue_entries(b ? reinterpret_cast<std::uint16_t*>(b + t.layout.queue_offset) : nullptr),
+          queue_capacity(t.layout.queue_capacity) {}
 
     // ---- state access --------------------------------------------------------------------------
     // In an EBT_VALIDATE build every access is checked against the block's bounds (validation.cpp).
     Status& st(NodeIndex n) {
         check_node_access(n);
-        return reinterpret_cast<Status*>(b + t.layout.status_offset)[n];
+        return statuses[n];
     }
     std::uint16_t& fl(NodeIndex n) {
         check_node_access(n);
-        return reinterpret_cast<std::uint16_t*>(b + t.layout.flags_offset)[n];
+        return node_flags[n];
     }
     bool has(NodeIndex n, std::uint16_t f) { return (fl(n) & f) != 0; }
     void set(NodeIndex n, std::uint16_t f) { fl(n) = static_cast<std::uint16_t>(fl(n) | f); }
@@ -72,7 +84,7 @@ struct Runtime {
         w[2] = static_cast<std::uint16_t>(id >> 32);
     }
     TimePoint& deadline(NodeIndex n) { return mem<TimePoint>(n); }
-    std::uint16_t* queue() { return reinterpret_cast<std::uint16_t*>(b + t.layout.queue_offset); }
+    std::uint16_t* queue() { return queue_entries; }
     bool event_mode() const { return a.mode_ == Mode::Event; }
     const NodeDef& def(NodeIndex n) const { return t.nodes[n]; }
     NodeIndex parent(NodeIndex n) const { return t.nodes[n].parent; }
@@ -178,10 +190,11 @@ struct Runtime {
 
     // ---- event scheduler (event_scheduler.cpp) --------------------------------------------------------
     void event_tick();
-    bool update_only_leaf();
+    bool single_entry_tick();  // the tick of a queue holding one node: true when the tick is done
     /// Work flags that keep a queued node from being a plain per-frame update.
     static constexpr std::uint16_t kPendingWork = kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
-    void process(NodeIndex n);
+    void process(NodeIndex n);   // pops' bookkeeping (walk position, counts), then the node's work
+    void dispatch(NodeIndex n);  // a popped node's work other than a plain update: start, checks, timer, resume
     void collect_due_timers();
     void enqueue(NodeIndex n);           // this frame if the walk has not passed n, else next frame
     void dequeue(NodeIndex n);
@@ -191,7 +204,7 @@ struct Runtime {
     /// Physical index of the `logical`-th queue entry (logical < capacity, so one wrap at most).
     std::uint32_t queue_slot(std::uint32_t logical) const {
         const std::uint32_t i = a.queue_head_ + logical;
-        return i >= t.layout.queue_capacity ? i - t.layout.queue_capacity : i;
+        return i >= queue_capacity ? i - queue_capacity : i;
     }
     std::uint16_t queue_at(std::uint16_t logical) { return queue()[queue_slot(logical)]; }
     void on_key_changed(KeyId key);

@@ -411,6 +411,34 @@ bool World::resume(const ResumeHandle& handle, Status status) {
     return false;
 }
 
+std::size_t World::resume_all(std::span<const ResumeHandle> handles, Status status) {
+    refuse_in_parallel_phase("World::resume_all()");
+    if (status != Status::Success && status != Status::Failure)
+        throw UsageError(std::string("World::resume_all() needs Success or Failure, got ") + to_string(status));
+    // A two-stage pipeline of prefetches: the slot (with its agent) of the handle kSlotsAhead places on,
+    // and the state block of the one kBlocksAhead places on, whose slot was fetched in an earlier round
+    // (the block's address is in the agent). Then the current handle is resumed as resume() would.
+    constexpr std::size_t kSlotsAhead = 8;
+    constexpr std::size_t kBlocksAhead = 4;
+    std::size_t accepted = 0;
+    for (std::size_t i = 0; i < handles.size(); ++i) {
+        if (i + kSlotsAhead < handles.size()) {
+            const std::uint32_t ahead = handles[i + kSlotsAhead].agent.index;
+            if (ahead < slot_count_) {
+                const auto* bytes = reinterpret_cast<const char*>(&slot(ahead));
+                for (std::size_t line = 0; line < sizeof(Slot); line += 64) __builtin_prefetch(bytes + line);
+                __builtin_prefetch(&schedule(ahead));
+            }
+        }
+        if (i + kBlocksAhead < handles.size()) {
+            const std::uint32_t ahead = handles[i + kBlocksAhead].agent.index;
+            if (ahead < slot_count_ && slot(ahead).agent) detail::EngineAccess::prefetch_state(*slot(ahead).agent);
+        }
+        accepted += resume(handles[i], status) ? 1 : 0;
+    }
+    return accepted;
+}
+
 bool World::abort(AgentHandle h) {
     refuse_in_parallel_phase("World::abort()");
     Agent* a = agent(h);

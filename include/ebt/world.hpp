@@ -54,6 +54,7 @@
 #include <chrono>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -269,6 +270,12 @@ public:
     /// agent is stepped in this frame if its slot is still to come, else in the next. Throws
     /// UsageError for a status other than Success or Failure.
     bool resume(const ResumeHandle& handle, Status status);
+    /// resume(handle, status) for each handle in order (a game system finishing a frame's moves), with
+    /// the next handles' agents fetched from memory while the current one is resumed: the agents of a
+    /// frame's resumes lie anywhere in the world's storage, and each resume would otherwise wait for
+    /// its agent's lines in turn. Returns how many were accepted. Same results, trace and input
+    /// observer calls as the single calls.
+    std::size_t resume_all(std::span<const ResumeHandle> handles, Status status);
 
     /// Agent::abort() on an agent of this world. Returns false for a stale handle or an agent spawned
     /// during the current frame. (Agent::abort, resume and restart called on an agent of a world are
