@@ -2,6 +2,7 @@
 #include <ebt/world.hpp>
 
 #include "world/parallel_state.hpp"
+#include "world/state_block_pool.hpp"
 #include "world/world_slot.hpp"
 
 #include <ebt/detail/hash.hpp>
@@ -28,7 +29,7 @@ constexpr TimePoint kNever = std::numeric_limits<TimePoint>::max();
 constexpr std::uint32_t kRetiredGeneration = 0xFFFFFFFF;
 }  // namespace
 
-World::World() : bus_(std::make_unique<ChangeBus>()) {}
+World::World() : blocks_(std::make_unique<detail::StateBlockPool>()), bus_(std::make_unique<ChangeBus>()) {}
 
 World::~World() {
     // Every handle is stale before the first onTerminate runs; spawns from those are refused, and
@@ -297,7 +298,9 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
     ao.bus = bus_.get();
     ao.user = options.user;
     ao.blackboard = options.blackboard;
-    s.agent.emplace(std::move(tree), ao);
+    // Its state block from the World's pool, at its slot's place (restored, migrated and reloaded
+    // agents, made as plain Agents first, keep heap blocks of their own).
+    s.agent.emplace(std::move(tree), ao, detail::EngineAccess::hosted_block(*this, index));
     detail::EngineAccess::set_host(*s.agent, this, index);
     subscribe(index, options);
     s.last_time = now_;
@@ -438,6 +441,12 @@ void World::on_agent_resume(std::uint32_t index, const ResumeHandle& handle, Sta
     ResumeHandle in_world = handle;
     in_world.agent = handle_of(index);  // the agent's own handle, whatever the caller's handle named
     input_observer_->on_resume(in_world, status, accepted);
+}
+
+void* World::allocate_state_block(std::uint32_t index, std::size_t bytes) { return blocks_->allocate(index, bytes); }
+
+void World::release_state_block(std::uint32_t index, std::size_t bytes, void* block) noexcept {
+    blocks_->release(index, bytes, block);
 }
 
 void World::on_agent_restart(std::uint32_t index) {

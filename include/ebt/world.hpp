@@ -71,6 +71,7 @@ enum class SlotState : std::uint8_t {
     Dying,    // despawned: the handle is stale; freed once no callback uses the agent
 };
 struct WorldSnapshotAccess;
+class StateBlockPool;  // engine/world/state_block_pool.hpp: the agents' state blocks
 }
 
 /// Receives the trace events of every agent of a World (World::add_listener), with the agent's handle
@@ -407,6 +408,8 @@ private:
     void on_agent_abort(std::uint32_t slot) override;    // tell the input observer, when the agent is live
     void on_agent_resume(std::uint32_t slot, const ResumeHandle& handle, Status status, bool accepted) override;
     void on_agent_restart(std::uint32_t slot) override;
+    void* allocate_state_block(std::uint32_t slot, std::size_t bytes) override;  // from blocks_
+    void release_state_block(std::uint32_t slot, std::size_t bytes, void* block) noexcept override;
     /// With one thread: steps the awake agents of slots [from, to) in slot order, agents woken by an
     /// earlier tick included. Returns true when the budget stopped it (cursor_ is then where).
     bool step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
@@ -505,6 +508,9 @@ private:
     void subscribe(std::uint32_t slot, const SpawnOptions& options);
 
     std::vector<SharedEntry> shared_;
+    // The state blocks of the agents materialize() creates, placed by slot (by pointer: the pool's
+    // class is the engine's). Declared before the slots: it outlives every agent.
+    std::unique_ptr<detail::StateBlockPool> blocks_;
     std::array<std::unique_ptr<Slot[]>, kChunks> chunks_;
     std::array<std::unique_ptr<SlotRecord[]>, kChunks> records_;  // chunk c: the records of chunks_[c]'s slots
     std::uint32_t slot_count_ = 0;            // slots handed out so far: indices [0, slot_count_)
