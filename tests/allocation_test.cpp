@@ -326,6 +326,23 @@ TEST_CASE("allocations: actions writing the blackboard inside a tick allocate no
 
 // ---- worlds ----------------------------------------------------------------------------------------------------
 
+TEST_CASE("allocations: agents spawned into a World take their state blocks from its pool, 64 guard-tree blocks per allocation") {
+    const Registry reg = make_registry();
+    const Tree tree = guard_tree(reg);
+    std::vector<Agent> alone;
+    alone.reserve(640);
+    const long long own = allocations_during([&] {
+        for (int i = 0; i < 640; ++i) alone.emplace_back(tree);
+    });
+    CHECK(own == 640);  // an Agent of its own: one heap block each
+    World world;
+    const long long spawned = allocations_during([&] {
+        for (int i = 0; i < 640; ++i) world.spawn(tree);
+    });
+    MESSAGE("allocations for 640 spawns: " << spawned);
+    CHECK(spawned <= 640 / 64 + 40);  // 10 pages, and the World's own arrays growing (chunks, schedules, awake bits)
+}
+
 TEST_CASE("allocations: a world of waiting agents whose guards wake every frame allocates nothing per frame") {
     // Every frame a shared write wakes each agent's live guard; the agent goes back to its long Wait,
     // whose deadline is already in the timer heap: the heap does not grow, nothing is allocated.

@@ -2,7 +2,8 @@
 //   - <ebt/ebt.hpp> (every public header but <ebt/signals.hpp>) includes no Boost header: a source
 //     that builds trees, spawns agents and writes blackboards does not compile Boost.Signals2;
 //   - the engine's hooks are not callable from game code: Blackboard::mirror and raw_values,
-//     ChangeBus::publish and has_slots, Agent::set_host and tick_numbered, Tree::data() are reached
+//     ChangeBus::publish and has_slots, Agent::set_host and tick_numbered, an Agent with a hosted
+//     state block (detail::HostedBlock), Tree::data() are reached
 //     through detail::EngineAccess only, and the builder's loader hooks (run-time typed declare_key,
 //     declare_shared_key and port values, attribute, port_literal, last_error) through
 //     detail::BuilderAccess only.
@@ -57,6 +58,11 @@ static_assert(!can_publish<ChangeBus>);
 static_assert(!can_ask_has_slots<ChangeBus>);
 static_assert(!can_set_host<Agent>);
 static_assert(!can_tick_numbered<Agent>);
+// An agent whose state block is its host's (a World's pool) is made by the engine only: game code can
+// make no HostedBlock, and the constructor behind it is private.
+template <class H> concept can_make_hosted_block = requires(detail::AgentHost& host) { H(host, std::uint32_t{0}); };
+static_assert(!can_make_hosted_block<detail::HostedBlock>);
+static_assert(!std::is_constructible_v<Agent, Tree, AgentOptions, detail::AgentHost*, std::uint32_t>);
 
 // What game code does use stays reachable.
 template <class Bus> concept can_subscribe = requires(Bus& bus) { bus.subscribe([](const BlackboardChange&) {}); };

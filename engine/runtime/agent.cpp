@@ -63,7 +63,12 @@ void check_initial_values(const Tree& tree, const std::vector<InitialValue>& val
     }
 }
 
-Agent::Agent(Tree tree, AgentOptions options)
+Agent::Agent(Tree tree, AgentOptions options) : Agent(std::move(tree), std::move(options), nullptr, 0) {}
+
+Agent::Agent(Tree tree, AgentOptions options, detail::HostedBlock hosted)
+    : Agent(std::move(tree), std::move(options), hosted.host_, hosted.slot_) {}
+
+Agent::Agent(Tree tree, AgentOptions options, detail::AgentHost* block_host, std::uint32_t slot)
     : tree_(std::move(tree)),
       listener_(options.listener),
       user_(options.user.get()),
@@ -74,8 +79,28 @@ Agent::Agent(Tree tree, AgentOptions options)
     if (!tree_) throw UsageError("Agent: the tree is empty (build it with TreeBuilder::end())");
     check_initial_values(tree_, options.blackboard, "Agent");
     const auto& data = detail::EngineAccess::tree_data(tree_);
+    if (block_host) {
+        // A World's agent: its block is the World's, at the place of its slot. The host is known from
+        // here on (the World sets it again when the agent joins; a wake before then is ignored).
+        block_.reset(static_cast<std::max_align_t*>(block_host->allocate_state_block(slot, data.layout.block_bytes)));
+        block_from_host_ = true;
+        host_ = block_host;
+        host_slot_ = slot;
+    } else {
+        block_.reset(new std::max_align_t[data.layout.block_bytes / sizeof(std::max_align_t) + 1]);
+    }
+    // From here a throw must give the block back the way it came (a host's block is not delete[]d).
+    try {
+        init_block(options);
+    } catch (...) {
+        free_block();
+        throw;
+    }
+}
+
+void Agent::init_block(const AgentOptions& options) {
+    const auto& data = detail::EngineAccess::tree_data(tree_);
     serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
-    block_.reset(new std::max_align_t[data.layout.block_bytes / sizeof(std::max_align_t) + 1]);
     auto* bytes = reinterpret_cast<std::byte*>(block_.get());
     std::memset(bytes, 0, data.layout.block_bytes);  // every status Invalid, every flag and counter 0
     blackboard_.schema_ = &data.schema;
@@ -83,7 +108,7 @@ Agent::Agent(Tree tree, AgentOptions options)
     blackboard_.agent_ = this;
     blackboard_.bus_ = options.bus;
     // The initial values: the schema's bytes, then its non-trivial values constructed in place (none
-    // for most trees). If a copy throws, the block is freed and nothing else was made yet.
+    // for most trees). If a copy throws, nothing else was made yet (the constructor frees the block).
     data.schema.construct_values(blackboard_.values_);
     for (const InitialValue& v : options.blackboard) {  // (checked above) no change, no wake: nothing has run
         const KeyInfo& info = data.schema.info(data.schema.find(v.key));
@@ -107,6 +132,15 @@ Agent::Agent(Tree tree, AgentOptions options)
     rt.check_invariants("the agent's creation");
 }
 
+void Agent::free_block() noexcept {
+    if (block_from_host_) {
+        host_->release_state_block(host_slot_, detail::EngineAccess::tree_data(tree_).layout.block_bytes, block_.release());
+        block_from_host_ = false;
+    } else {
+        block_.reset();
+    }
+}
+
 Agent::~Agent() {
     if (!block_) return;
     if (!in_tick_) {
@@ -120,6 +154,7 @@ Agent::~Agent() {
     }
     // Then the blackboard's values that are not trivially copyable (strings): none for most trees.
     blackboard_.schema_->destroy_values(blackboard_.values_);
+    free_block();
 }
 
 Agent::Agent(Agent&& other) noexcept
@@ -144,7 +179,9 @@ Agent::Agent(Agent&& other) noexcept
       in_tick_(false),
       abort_requested_(other.abort_requested_),
       stopped_(other.stopped_),
+      block_from_host_(other.block_from_host_),
       user_type_(other.user_type_) {
+    other.block_from_host_ = false;  // (other.block_ is null now)
     blackboard_.agent_ = this;
     other.blackboard_ = Blackboard();  // the moved-from agent's blackboard refuses every access
 }

@@ -218,9 +218,10 @@ std::vector<std::byte> WorldSnapshotAccess::save(const World& w) {
     out.varint(w.slot_count_);
     for (std::uint32_t i = 0; i < w.slot_count_; ++i) {
         const World::Slot& s = w.slot(i);
-        out.varint(s.generation);
+        const World::SlotRecord& r = w.record(i);
+        out.varint(r.generation);
         if (w.schedule(i).state == State::Free) {
-            out.u8(s.retired ? 2 : 0);
+            out.u8(r.retired ? 2 : 0);
             continue;
         }
         // Live (no slot joins between frames; a dying one was refused above).
@@ -229,8 +230,8 @@ std::vector<std::byte> WorldSnapshotAccess::save(const World& w) {
         out.varint(tree_of[i]);
         out.varint(w.schedule(i).interval);
         out.u64(static_cast<std::uint64_t>(s.last_time));
-        out.u8(static_cast<std::uint8_t>((w.is_awake(i) ? 1 : 0) | (s.timer_armed ? 2 : 0)));
-        if (s.timer_armed) out.u64(static_cast<std::uint64_t>(s.timer_due));
+        out.u8(static_cast<std::uint8_t>((w.is_awake(i) ? 1 : 0) | (r.timer_armed ? 2 : 0)));
+        if (r.timer_armed) out.u64(static_cast<std::uint64_t>(r.timer_due));
         for (const std::string& scope : a.tree().schema().scopes()) {
             const SharedBlackboard* bound = a.bound(scope);
             out.varint(bound ? w.shared_index(bound) + 1 : 0);
@@ -442,18 +443,19 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
         const SlotImage& image = slots[i];
         const std::uint32_t index = w.new_slot();  // the world is new: slots come in order
         World::Slot& s = w.slot(index);
-        s.generation = image.generation;
-        s.retired = image.retired;
+        World::SlotRecord& r = w.record(index);
+        r.generation = image.generation;
+        r.retired = image.retired;
         if (!image.live) continue;
         w.schedule(index).interval = image.interval;
         s.last_time = image.last_time;
-        s.forwarder = World::Forwarder{};
-        s.forwarder.world = &w;
-        s.forwarder.index = index;
-        s.forwarder.own = own_listeners[next_agent];
+        r.forwarder = World::Forwarder{};
+        r.forwarder.world = &w;
+        r.forwarder.index = index;
+        r.forwarder.own = own_listeners[next_agent];
         s.agent.emplace(std::move(agents[next_agent++]));
         EngineAccess::set_host(*s.agent, &w, index);
-        s.agent->set_listener(w.listeners_.empty() ? s.forwarder.own : &s.forwarder);
+        s.agent->set_listener(w.listeners_.empty() ? r.forwarder.own : &r.forwarder);
         w.schedule(index).state = State::Live;
         ++w.live_;
         if (image.awake) w.set_awake(index);
@@ -504,14 +506,15 @@ std::vector<std::byte> WorldSnapshotAccess::save_squad(const World& w, std::span
     out.varint(handles.size());
     for (std::size_t i = 0; i < handles.size(); ++i) {
         const World::Slot& s = w.slot(handles[i].index);
+        const World::SlotRecord& r = w.record(handles[i].index);
         const Agent& a = *s.agent;
         out.varint(handles[i].index);
         out.varint(handles[i].generation);
         out.varint(tree_of[i]);
         out.varint(w.schedule(handles[i].index).interval);
         out.u64(static_cast<std::uint64_t>(w.now_ - s.last_time));  // world time since its last tick
-        out.u8(static_cast<std::uint8_t>((w.is_awake(handles[i].index) ? 1 : 0) | (s.timer_armed ? 2 : 0)));
-        if (s.timer_armed) out.u64(static_cast<std::uint64_t>(s.timer_due - w.now_));  // two's complement: may be due already
+        out.u8(static_cast<std::uint8_t>((w.is_awake(handles[i].index) ? 1 : 0) | (r.timer_armed ? 2 : 0)));
+        if (r.timer_armed) out.u64(static_cast<std::uint64_t>(r.timer_due - w.now_));  // two's complement: may be due already
         for (const std::string& scope : a.tree().schema().scopes())
             out.varint(static_cast<std::uint64_t>(std::find(shared.begin(), shared.end(), a.bound(scope)) - shared.begin()));
         write_agent_state(out, a);
@@ -648,15 +651,16 @@ std::vector<AgentHandle> WorldSnapshotAccess::restore_squad(World& w, std::span<
         const Migrant& m = migrants[k];
         const std::uint32_t index = w.new_slot();
         World::Slot& s = w.slot(index);
+        World::SlotRecord& r = w.record(index);
         w.schedule(index).interval = m.interval;
         s.last_time = w.now_ - m.since_tick;
-        s.forwarder = World::Forwarder{};
-        s.forwarder.world = &w;
-        s.forwarder.index = index;
-        s.forwarder.own = own_listeners[k];
+        r.forwarder = World::Forwarder{};
+        r.forwarder.world = &w;
+        r.forwarder.index = index;
+        r.forwarder.own = own_listeners[k];
         s.agent.emplace(std::move(agents[k]));
         EngineAccess::set_host(*s.agent, &w, index);
-        s.agent->set_listener(w.listeners_.empty() ? s.forwarder.own : &s.forwarder);
+        s.agent->set_listener(w.listeners_.empty() ? r.forwarder.own : &r.forwarder);
         w.schedule(index).state = State::Live;
         ++w.live_;
         if (m.awake) w.set_awake(index);
@@ -669,10 +673,10 @@ std::vector<AgentHandle> WorldSnapshotAccess::restore_squad(World& w, std::span<
                 if (info.scope != static_cast<std::uint8_t>(scope)) continue;
                 const KeyId sid = entry.blackboard->schema().find(info.shared_name);
                 if (entry.subscribers.size() <= sid) entry.subscribers.resize(sid + 1u);
-                entry.subscribers[sid].push_back(World::Subscriber{index, s.generation, key});
+                entry.subscribers[sid].push_back(World::Subscriber{index, r.generation, key});
             }
         }
-        out.push_back(AgentHandle{index, s.generation});
+        out.push_back(AgentHandle{index, r.generation});
     }
     return out;
 }

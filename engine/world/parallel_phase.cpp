@@ -86,8 +86,8 @@ World::ParallelState::AfterTick World::ParallelState::settle_after_tick(World& w
     // and disarming are serial, and the World's functions that do are refused during the phase).
     const std::uint32_t index = step_list[pos];
     if (world.schedule(index).state != detail::SlotState::Live) return kApplyDecides;
-    Slot& s = world.slot(index);
-    const Agent& a = *s.agent;
+    const Agent& a = *world.slot(index).agent;
+    SlotRecord& s = world.record(index);  // its timer fields
     if (a.has_pending_work()) return kStaysAwake;
     // schedule_after_step's decisions, the slot's own part of them done here.
     const TimePoint due = world.sleep_due(a);

@@ -195,7 +195,7 @@ void World::check_reload(std::string_view name, const Tree& tree, std::vector<st
             SharedBlackboard* shared = a.bound(scope);
             if (!shared)
                 throw UsageError("World::reload(): tree '" + tree.name() + "' reads shared scope '" + scope + "', which " +
-                                 handle_text(AgentHandle{i, slot(i).generation}) + " (tree '" + a.tree().name() +
+                                 handle_text(AgentHandle{i, record(i).generation}) + " (tree '" + a.tree().name() +
                                  "') is not bound to");
             detail::bind_shared_keys(tree, static_cast<std::uint8_t>(s), *shared, "World::reload(): ", false);
         }
@@ -241,7 +241,8 @@ ReloadReport World::apply_reload(std::string_view name, const Tree& tree, std::u
                 groups.push_back(std::move(fresh));
                 g = groups.end() - 1;
             }
-            const AgentHandle handle{index, s.generation};
+            SlotRecord& r = record(index);
+            const AgentHandle handle{index, r.generation};
             if (!g->change.restarted) {
                 detail::EngineAccess::swap_parameters(*s.agent, tree);
                 if (s.agent->has_pending_work()) set_awake(index);
@@ -257,7 +258,7 @@ ReloadReport World::apply_reload(std::string_view name, const Tree& tree, std::u
             AgentOptions ao;
             ao.mode = old_agent.mode();
             ao.seed = old_agent.seed();
-            ao.listener = listeners_.empty() ? s.forwarder.own : &s.forwarder;
+            ao.listener = listeners_.empty() ? r.forwarder.own : &r.forwarder;
             ao.bus = bus_.get();
             std::optional<Agent> replacement;
             replacement.emplace(tree, ao);
@@ -265,7 +266,7 @@ ReloadReport World::apply_reload(std::string_view name, const Tree& tree, std::u
             s.agent.reset();  // nothing runs any more: no callback
             s.agent.emplace(std::move(*replacement));
             detail::EngineAccess::set_host(*s.agent, this, index);
-            disarm_timer(s);
+            disarm_timer(r);
             set_awake(index);  // the root starts on its next tick
             restarted.push_back(index);
             if (!bindings.shared.empty()) rebind.emplace_back(index, std::move(bindings));

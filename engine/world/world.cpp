@@ -2,6 +2,7 @@
 #include <ebt/world.hpp>
 
 #include "world/parallel_state.hpp"
+#include "world/state_block_pool.hpp"
 #include "world/world_slot.hpp"
 
 #include <ebt/detail/hash.hpp>
@@ -28,7 +29,7 @@ constexpr TimePoint kNever = std::numeric_limits<TimePoint>::max();
 constexpr std::uint32_t kRetiredGeneration = 0xFFFFFFFF;
 }  // namespace
 
-World::World() : bus_(std::make_unique<ChangeBus>()) {}
+World::World() : blocks_(std::make_unique<detail::StateBlockPool>()), bus_(std::make_unique<ChangeBus>()) {}
 
 World::~World() {
     // Every handle is stale before the first onTerminate runs; spawns from those are refused, and
@@ -39,7 +40,7 @@ World::~World() {
     pending_spawns_.clear();
     for (std::uint32_t i = 0; i < slot_count_; ++i) {
         if (schedule(i).state == State::Free) continue;
-        ++slot(i).generation;
+        ++record(i).generation;
         schedule(i).state = State::Dying;
     }
     for (std::uint32_t i = 0; i < slot_count_; ++i) slot(i).agent.reset();  // running actions: onTerminate(Aborted)
@@ -50,6 +51,12 @@ World::Slot& World::slot(std::uint32_t index) const noexcept {
     const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
     const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
     return chunks_[c][v - (std::uint64_t{kFirstChunk} << c)];
+}
+
+World::SlotRecord& World::record(std::uint32_t index) const noexcept {
+    const std::uint64_t v = std::uint64_t{index} + kFirstChunk;  // as slot(index)
+    const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
+    return records_[c][v - (std::uint64_t{kFirstChunk} << c)];
 }
 
 std::uint32_t World::new_slot() {
@@ -63,7 +70,10 @@ std::uint32_t World::new_slot() {
     const std::uint32_t index = slot_count_;
     const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
     const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
-    if (!chunks_[c]) chunks_[c] = std::make_unique<Slot[]>(std::size_t{kFirstChunk} << c);
+    if (!chunks_[c]) {
+        records_[c] = std::make_unique<SlotRecord[]>(std::size_t{kFirstChunk} << c);
+        chunks_[c] = std::make_unique<Slot[]>(std::size_t{kFirstChunk} << c);
+    }
     schedules_.emplace_back();
     ++slot_count_;
     return index;
@@ -71,13 +81,13 @@ std::uint32_t World::new_slot() {
 
 void World::set_generation_for_test(std::uint32_t index, std::uint32_t generation) {
     if (index >= slot_count_) throw UsageError("set_generation_for_test(): no slot " + std::to_string(index));
-    slot(index).generation = generation;
+    record(index).generation = generation;
 }
 
 bool World::valid(AgentHandle h) const noexcept {
     if (h.index >= slot_count_) return false;
     const State state = schedule(h.index).state;
-    return slot(h.index).generation == h.generation && (state == State::Live || state == State::Joining);
+    return record(h.index).generation == h.generation && (state == State::Live || state == State::Joining);
 }
 
 bool World::alive(AgentHandle h) const noexcept { return valid(h); }
@@ -167,13 +177,13 @@ void World::subscribe(std::uint32_t index, const SpawnOptions& options) {
             const KeyId sid = blackboard->schema().find(info.shared_name);
             if (entry.subscribers.size() <= sid) entry.subscribers.resize(sid + 1u);
             auto& list = entry.subscribers[sid];
-            list.push_back(Subscriber{index, slot(index).generation, k});
+            list.push_back(Subscriber{index, record(index).generation, k});
             // Entries of agents that left are dropped when a change is routed; for a key that is never
             // written, drop them here once they could outnumber the live ones (each agent subscribes
             // once per key), so that spawning and despawning cannot grow the list without bound.
             if (routing_ == 0 && list.size() > 2 * live_ + 64)
                 std::erase_if(list, [this](const Subscriber& sub) {
-                    return schedule(sub.slot).state != State::Live || slot(sub.slot).generation != sub.generation;
+                    return schedule(sub.slot).state != State::Live || record(sub.slot).generation != sub.generation;
                 });
         }
     }
@@ -222,14 +232,13 @@ void World::route(std::size_t shared_index, KeyId key) {
     for (std::size_t i = 0; i < shared_[shared_index].subscribers[key].size();) {
         auto& list = shared_[shared_index].subscribers[key];
         const Subscriber sub = list[i];
-        Slot& s = slot(sub.slot);
-        if (schedule(sub.slot).state != State::Live || s.generation != sub.generation) {
+        if (schedule(sub.slot).state != State::Live || record(sub.slot).generation != sub.generation) {
             list[i] = list.back();  // the agent is gone: forget it
             list.pop_back();
             continue;
         }
         // Wakes the agent if a live guard reads the key.
-        detail::EngineAccess::mirror(s.agent->blackboard(), sub.tree_key, shared_[shared_index].blackboard->published(key));
+        detail::EngineAccess::mirror(slot(sub.slot).agent->blackboard(), sub.tree_key, shared_[shared_index].blackboard->published(key));
         ++i;
     }
 }
@@ -251,13 +260,13 @@ AgentHandle World::spawn(Tree tree, SpawnOptions options) {
         detail::bind_shared_keys(tree, index, *blackboard, "World::spawn(): ", true);
     }
     const std::uint32_t index = new_slot();
-    Slot& s = slot(index);
+    SlotRecord& r = record(index);
     schedule(index).interval = options.tick_interval;
-    s.forwarder = Forwarder{};
-    s.forwarder.world = this;
-    s.forwarder.own = options.listener;
-    s.forwarder.index = index;
-    const AgentHandle handle{index, s.generation};
+    r.forwarder = Forwarder{};
+    r.forwarder.world = this;
+    r.forwarder.own = options.listener;
+    r.forwarder.index = index;
+    const AgentHandle handle{index, r.generation};
     if (in_step_) {
         schedule(index).state = State::Joining;
         pending_spawns_.push_back(PendingSpawn{index, std::move(tree), std::move(options)});
@@ -280,15 +289,18 @@ AgentHandle World::spawn(Tree tree, SpawnOptions options) {
 
 void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& options) {
     Slot& s = slot(index);
+    SlotRecord& r = record(index);
     AgentOptions ao;
     ao.mode = options.mode;
     ao.seed = options.seed;
     ao.restart_on_end = options.restart_on_end;
-    ao.listener = listeners_.empty() ? s.forwarder.own : &s.forwarder;
+    ao.listener = listeners_.empty() ? r.forwarder.own : &r.forwarder;
     ao.bus = bus_.get();
     ao.user = options.user;
     ao.blackboard = options.blackboard;
-    s.agent.emplace(std::move(tree), ao);
+    // Its state block from the World's pool, at its slot's place (restored, migrated and reloaded
+    // agents, made as plain Agents first, keep heap blocks of their own).
+    s.agent.emplace(std::move(tree), ao, detail::EngineAccess::hosted_block(*this, index));
     detail::EngineAccess::set_host(*s.agent, this, index);
     subscribe(index, options);
     s.last_time = now_;
@@ -301,21 +313,21 @@ bool World::despawn(AgentHandle h) {
     if (!valid(h)) return false;
     if (input_observer_) input_observer_->on_despawn(h);
     --live_;
-    Slot& s = slot(h.index);
+    SlotRecord& r = record(h.index);
     if (schedule(h.index).state == State::Joining) {
         // A spawn still pending in this frame is simply cancelled; its handle goes stale like any other.
         const auto it = std::find_if(pending_spawns_.begin(), pending_spawns_.end(),
                                      [&](const PendingSpawn& p) { return p.slot == h.index; });
         if (it != pending_spawns_.end()) pending_spawns_.erase(it);
-        next_generation(s);
+        next_generation(r);
         release(h.index);
         return true;
     }
-    next_generation(s);  // every handle to it is stale from now on
+    next_generation(r);  // every handle to it is stale from now on
     schedule(h.index).state = State::Dying;
     clear_awake(h.index);
-    disarm_timer(s);
-    Agent& a = *s.agent;
+    disarm_timer(r);
+    Agent& a = *slot(h.index).agent;
     if (callback_running() || a.in_tick()) {
         // Someone may still use the agent: its own tick or abort() (then the tick ends as soon as the
         // calling user function returns), a change slot reading its blackboard, the frame loop.
@@ -330,18 +342,18 @@ bool World::despawn(AgentHandle h) {
 
 /// Moves a slot to its next generation (making every handle to it stale); a slot whose generations are
 /// used up is retired: release() will not put it back on the free list.
-void World::next_generation(Slot& s) noexcept {
-    if (++s.generation == kRetiredGeneration) s.retired = true;
+void World::next_generation(SlotRecord& r) noexcept {
+    if (++r.generation == kRetiredGeneration) r.retired = true;
 }
 
 void World::release(std::uint32_t index) {
-    Slot& s = slot(index);
-    s.agent.reset();
+    slot(index).agent.reset();
+    SlotRecord& r = record(index);
     schedule(index).state = State::Free;
     clear_awake(index);
-    disarm_timer(s);
+    disarm_timer(r);
     compact_timers_if_stale();
-    if (!s.retired) free_.push_back(index);
+    if (!r.retired) free_.push_back(index);
 }
 
 void World::destroy(std::uint32_t index) {
@@ -393,10 +405,10 @@ bool World::lod_frame(std::uint32_t slot) const {
 }
 
 AgentHandle World::handle_of(std::uint32_t index) const noexcept {
-    const Slot& s = slot(index);
+    const SlotRecord& r = record(index);
     // A despawn moves the slot's generation on at once (and so does ~World): while the agent still
     // runs user code, its own handle is the one before, stale, and never valid again.
-    return AgentHandle{index, schedule(index).state == State::Dying ? s.generation - 1 : s.generation};
+    return AgentHandle{index, schedule(index).state == State::Dying ? r.generation - 1 : r.generation};
 }
 
 bool World::resume(const ResumeHandle& handle, Status status) {
@@ -457,6 +469,12 @@ void World::on_agent_resume(std::uint32_t index, const ResumeHandle& handle, Sta
     ResumeHandle in_world = handle;
     in_world.agent = handle_of(index);  // the agent's own handle, whatever the caller's handle named
     input_observer_->on_resume(in_world, status, accepted);
+}
+
+void* World::allocate_state_block(std::uint32_t index, std::size_t bytes) { return blocks_->allocate(index, bytes); }
+
+void World::release_state_block(std::uint32_t index, std::size_t bytes, void* block) noexcept {
+    blocks_->release(index, bytes, block);
 }
 
 void World::on_agent_restart(std::uint32_t index) {
@@ -520,7 +538,8 @@ void World::set_listener(WorldListener* listener) {
 void World::attach_forwarders() {
     for (std::uint32_t i = 0; i < slot_count_; ++i) {
         Slot& s = slot(i);
-        if (s.agent) s.agent->set_listener(listeners_.empty() ? s.forwarder.own : &s.forwarder);
+        Forwarder& forwarder = record(i).forwarder;
+        if (s.agent) s.agent->set_listener(listeners_.empty() ? forwarder.own : &forwarder);
     }
 }
 
@@ -528,13 +547,14 @@ bool World::set_listener(AgentHandle h, TraceListener* listener) {
     refuse_in_parallel_phase("World::set_listener()");
     if (!valid(h)) return false;
     Slot& s = slot(h.index);
-    s.forwarder.own = listener;  // a joining agent takes it when it joins
-    if (s.agent) s.agent->set_listener(listeners_.empty() ? listener : &s.forwarder);
+    Forwarder& forwarder = record(h.index).forwarder;
+    forwarder.own = listener;  // a joining agent takes it when it joins
+    if (s.agent) s.agent->set_listener(listeners_.empty() ? listener : &forwarder);
     return true;
 }
 
 TraceListener* World::listener(AgentHandle h) const noexcept {
-    return valid(h) ? slot(h.index).forwarder.own : nullptr;
+    return valid(h) ? record(h.index).forwarder.own : nullptr;
 }
 
 void World::on_agent_wake(std::uint32_t index) {
@@ -637,20 +657,20 @@ bool World::stays_awake(std::uint32_t index) const noexcept {
 void World::tick_slot(std::uint32_t index, FrameMetrics& m) { tick_agent(slot(index), m); }
 
 void World::schedule_after_step(std::uint32_t index) {
-    Slot& s = slot(index);
     if (schedule(index).state != State::Live) {
         clear_awake(index);
         return;
     }
-    const Agent& a = *s.agent;
+    const Agent& a = *slot(index).agent;
     if (a.has_pending_work()) return;  // stays awake (polling agents always do)
     clear_awake(index);
+    SlotRecord& r = record(index);
     const TimePoint due = sleep_due(a);
     if (due == kNever) {
-        disarm_timer(s);
+        disarm_timer(r);
         return;
     }
-    if (s.timer_armed && s.timer_due == due) return;  // the entry in the heap serves (a wake changed nothing)
+    if (r.timer_armed && r.timer_due == due) return;  // the entry in the heap serves (a wake changed nothing)
     arm_timer(index, due);
 }
 
@@ -663,12 +683,12 @@ TimePoint World::sleep_due(const Agent& a) const noexcept {
 }
 
 void World::arm_timer(std::uint32_t index, TimePoint due) {
-    Slot& s = slot(index);
-    disarm_timer(s);  // its old entry, if any, goes stale
-    s.timer_armed = true;
-    s.timer_due = due;
+    SlotRecord& r = record(index);
+    disarm_timer(r);  // its old entry, if any, goes stale
+    r.timer_armed = true;
+    r.timer_due = due;
     ++timers_live_;
-    push_timer(TimerEntry{due, index, ++s.timer_stamp});
+    push_timer(TimerEntry{due, index, ++r.timer_stamp});
 }
 
 void World::push_timer(const TimerEntry& entry) {
@@ -683,16 +703,16 @@ void World::compact_timers_if_stale() {
     if (timers_.size() > 2 * timers_live_ + 64) compact_timers();
 }
 
-void World::disarm_timer(Slot& s) noexcept {
-    if (!s.timer_armed) return;
-    s.timer_armed = false;
+void World::disarm_timer(SlotRecord& r) noexcept {
+    if (!r.timer_armed) return;
+    r.timer_armed = false;
     --timers_live_;
 }
 
 void World::compact_timers() {
     std::erase_if(timers_, [this](const TimerEntry& e) {
-        const Slot& s = slot(e.slot);
-        return !s.timer_armed || s.timer_stamp != e.stamp;
+        const SlotRecord& r = record(e.slot);
+        return !r.timer_armed || r.timer_stamp != e.stamp;
     });
     std::make_heap(timers_.begin(), timers_.end(), [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); });
 }
@@ -737,9 +757,9 @@ FrameMetrics World::step(Duration dt) {
         std::pop_heap(timers_.begin(), timers_.end(), order);
         const TimerEntry e = timers_.back();
         timers_.pop_back();
-        Slot& s = slot(e.slot);
-        if (!s.timer_armed || s.timer_stamp != e.stamp) continue;  // stale: the deadline moved or the agent left
-        disarm_timer(s);
+        SlotRecord& r = record(e.slot);
+        if (!r.timer_armed || r.timer_stamp != e.stamp) continue;  // stale: the deadline moved or the agent left
+        disarm_timer(r);
         if (schedule(e.slot).state == State::Live) set_awake(e.slot);
     }
     compact_timers_if_stale();
@@ -850,7 +870,7 @@ void World::finish_frame() {
 std::vector<AgentHandle> World::handles() const {
     std::vector<AgentHandle> v;
     for (std::uint32_t i = 0; i < slot_count_; ++i)
-        if (schedule(i).state == State::Live) v.push_back(AgentHandle{i, slot(i).generation});
+        if (schedule(i).state == State::Live) v.push_back(AgentHandle{i, record(i).generation});
     return v;
 }
 

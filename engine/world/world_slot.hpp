@@ -1,4 +1,4 @@
-// The World's storage records (a slot, its trace forwarder, a shared blackboard entry), defined here
+// The World's storage records (a slot's hot and cold parts, its trace forwarder, a shared blackboard entry), defined here
 // rather than in world.cpp so that engine/snapshot/world_snapshot.cpp (World's friend
 // WorldSnapshotAccess) can save and restore them. Private to the engine; only world.cpp and the
 // world snapshot include it.
@@ -24,13 +24,20 @@ struct World::Forwarder final : TraceListener {
     void on_event(const TraceEvent& event) override;
 };
 
-/// One place in the world's storage. A slot is reused after its agent is freed; its generation then
-/// has changed, which makes old handles stale. Slots never move (see World::slot). Its state and
-/// tick interval are kept apart, in World::schedule(index).
+/// One place in the world's storage, the part a frame's step reads and writes for every agent it
+/// ticks: the agent and the time of its last tick, side by side in one dense array (the hot part).
+/// Everything else about the slot (its handle generation, trace forwarder, timer) is its SlotRecord,
+/// in a parallel array (World::record), so that a frame streams only these bytes. A slot is reused
+/// after its agent is freed; its generation then has changed, which makes old handles stale. Slots
+/// never move (see World::slot). Its state and tick interval are kept apart, in World::schedule(index).
 struct World::Slot {
     std::optional<Agent> agent;
-    // Next to the agent, which its tick reads anyway: a tick reads and writes last_time, rarely the rest.
-    TimePoint last_time = 0;        // world time of the agent's last tick (or of its joining)
+    TimePoint last_time = 0;  // world time of the agent's last tick (or of its joining)
+};
+
+/// The rest of a slot (the cold part): read when a handle is checked, a listener hears an event, or
+/// the agent goes to sleep or wakes by a timer; not on a quiet frame. Same index as its Slot.
+struct World::SlotRecord {
     Forwarder forwarder;
     TimePoint timer_due = 0;        // when timer_armed: the due time of its live timer-heap entry
     std::uint32_t generation = 1;

@@ -38,6 +38,17 @@ struct Runtime;
 struct EngineAccess;
 struct SnapshotAccess;  // engine/snapshot: saving and restoring an agent's private state
 class AgentHost;  // <ebt/detail/agent_host.hpp>: who embeds an agent (a World)
+
+/// The engine's permission to create an Agent whose state block comes from its host (a World's pool
+/// of blocks, placed by slot) instead of its own heap allocation. Only detail::EngineAccess::hosted_block
+/// makes one, so game code cannot call the constructor that takes it.
+class HostedBlock {
+    friend struct EngineAccess;
+    friend class ebt::Agent;
+    HostedBlock(AgentHost& host, std::uint32_t slot) noexcept : host_(&host), slot_(slot) {}
+    AgentHost* host_;
+    std::uint32_t slot_;
+};
 }  // namespace detail
 class World;
 struct FrameMetrics;
@@ -92,6 +103,9 @@ struct AgentStats {
 class Agent {
 public:
     explicit Agent(Tree tree, AgentOptions options = {});
+    /// Engine only (a World's spawn): the same, with the state block taken from the host
+    /// (AgentHost::allocate_state_block) and given back to it when the agent is destroyed.
+    Agent(Tree tree, AgentOptions options, detail::HostedBlock hosted);
     ~Agent();
     Agent(Agent&& other) noexcept;
     Agent& operator=(Agent&& other) noexcept;
@@ -171,6 +185,12 @@ private:
     friend class ActionContext;
     friend class ConditionContext;
 
+    /// Both public constructors: `block_host` null for a heap block, else the host whose block it is.
+    Agent(Tree tree, AgentOptions options, detail::AgentHost* block_host, std::uint32_t slot);
+    /// The rest of construction once the state block is there (values, deadlines, the root's start).
+    void init_block(const AgentOptions& options);
+    /// Frees the state block (delete[], or back to the host that gave it); block_ is null after.
+    void free_block() noexcept;
     void on_blackboard_change(KeyId key);
     KeyId shared_key_id(KeyId key) const;
     void* user_object(std::uint16_t type, const char* who) const;
@@ -196,6 +216,8 @@ private:
 
     // Kept small on purpose: this object plus the state block is the agent's whole footprint.
     Tree tree_;
+    // The state block. Owned by block_ (delete[]) unless block_from_host_: then it is the host's
+    // (AgentHost::allocate_state_block), given back by free_block(), never deleted here.
     std::unique_ptr<std::max_align_t[]> block_;
     Blackboard blackboard_;  // also holds the ChangeBus pointer
     TraceListener* listener_ = nullptr;
@@ -216,6 +238,7 @@ private:
     bool in_tick_ = false;
     bool abort_requested_ = false;
     bool stopped_ = false;
+    bool block_from_host_ = false;     // block_ came from host_ (slot host_slot_): see free_block()
     std::uint16_t user_type_ = 0;      // (fits in what was tail padding)
 };
 

@@ -72,6 +72,7 @@ enum class SlotState : std::uint8_t {
     Dying,    // despawned: the handle is stale; freed once no callback uses the agent
 };
 struct WorldSnapshotAccess;
+class StateBlockPool;  // engine/world/state_block_pool.hpp: the agents' state blocks
 }
 
 /// Receives the trace events of every agent of a World (World::add_listener), with the agent's handle
@@ -382,19 +383,22 @@ private:
     void set_parallel_grain_for_test(std::uint32_t grain);
     friend struct detail::WorldSnapshotAccess;  // engine/snapshot/world_snapshot.cpp: save_world, restore_world
 
-    struct Slot;
+    struct Slot;        // the hot part: the agent and its last tick's time (world_slot.hpp)
+    struct SlotRecord;  // the cold part: generation, trace forwarder, timer
     struct Forwarder;
     struct PendingSpawn {
         std::uint32_t slot;
         Tree tree;
         SpawnOptions options;
     };
-    // Slot storage: chunk c holds (kFirstChunk << c) slots, allocated when the world first needs it.
-    // Slots never move, so that an agent stays where it is while its own callbacks spawn.
+    // Slot storage: chunk c holds (kFirstChunk << c) slots, allocated when the world first needs it,
+    // and as many SlotRecords in its twin chunk of records_. Slots never move, so that an agent stays
+    // where it is while its own callbacks spawn.
     static constexpr std::uint32_t kChunkShift = 5;
     static constexpr std::uint32_t kFirstChunk = std::uint32_t{1} << kChunkShift;
     static constexpr std::uint32_t kChunks = 33 - kChunkShift;  // enough for indices up to 2^32 - 2
-    Slot& slot(std::uint32_t index) const noexcept;  // the slot at `index` (< slot_count_)
+    Slot& slot(std::uint32_t index) const noexcept;          // the slot at `index` (< slot_count_)
+    SlotRecord& record(std::uint32_t index) const noexcept;  // its cold part
     /// The part of a slot that choosing a frame's agents reads for every awake slot, kept in one
     /// contiguous array (schedules_, indexed by slot) rather than in the slot, so that the choice reads
     /// 8 bytes per agent instead of a cache line of its slot. The array may move when slots are added:
@@ -411,6 +415,8 @@ private:
     void on_agent_abort(std::uint32_t slot) override;    // tell the input observer, when the agent is live
     void on_agent_resume(std::uint32_t slot, const ResumeHandle& handle, Status status, bool accepted) override;
     void on_agent_restart(std::uint32_t slot) override;
+    void* allocate_state_block(std::uint32_t slot, std::size_t bytes) override;  // from blocks_
+    void release_state_block(std::uint32_t slot, std::size_t bytes, void* block) noexcept override;
     /// With one thread: steps the awake agents of slots [from, to) in slot order, agents woken by an
     /// earlier tick included. Returns true when the budget stopped it (cursor_ is then where).
     bool step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
@@ -437,12 +443,12 @@ private:
     /// When a sleeping agent's next deadline falls due in world time (its greatest TimePoint: never).
     TimePoint sleep_due(const Agent& a) const noexcept;
     void arm_timer(std::uint32_t slot, TimePoint due);  // gives the slot its (one) live heap entry
-    void disarm_timer(Slot& s) noexcept;                // its entry, if any, goes stale
+    void disarm_timer(SlotRecord& r) noexcept;          // its entry, if any, goes stale
     void compact_timers();                              // drops the stale entries from the heap
     void compact_timers_if_stale();                     // ... once they outnumber the live ones (+ 64)
     void finish_frame();                                // frees and joins of the frame
     void materialize(std::uint32_t slot, Tree tree, const SpawnOptions& options);  // creates the agent
-    void next_generation(Slot& s) noexcept;  // stales every handle to the slot; retires it when used up
+    void next_generation(SlotRecord& r) noexcept;  // stales every handle to the slot; retires it when used up
     void release(std::uint32_t slot);        // empties the slot and returns it to the free list
     void destroy(std::uint32_t slot);        // frees the agent (its onTerminate callbacks run), then release()
     /// Whether user code run by the world may be on the stack (a step, an agent being freed, a change
@@ -509,7 +515,11 @@ private:
     void subscribe(std::uint32_t slot, const SpawnOptions& options);
 
     std::vector<SharedEntry> shared_;
+    // The state blocks of the agents materialize() creates, placed by slot (by pointer: the pool's
+    // class is the engine's). Declared before the slots: it outlives every agent.
+    std::unique_ptr<detail::StateBlockPool> blocks_;
     std::array<std::unique_ptr<Slot[]>, kChunks> chunks_;
+    std::array<std::unique_ptr<SlotRecord[]>, kChunks> records_;  // chunk c: the records of chunks_[c]'s slots
     std::uint32_t slot_count_ = 0;            // slots handed out so far: indices [0, slot_count_)
     std::vector<SlotSchedule> schedules_;     // per slot, [0, slot_count_)
     std::vector<std::uint64_t> awake_;        // bit per slot: has work, step when its LOD frame comes

@@ -1,4 +1,5 @@
-// AgentHost: the interface by which an Agent tells whoever embeds it (a World) about wakes.
+// AgentHost: the interface by which an Agent tells whoever embeds it (a World) about wakes, and
+// takes its state block from the host's storage when the host creates it.
 //
 // Not part of the API a game uses: World implements it (privately), and the engine attaches a host to
 // an agent through detail::EngineAccess::set_host. It lives in a header of its own, without Boost,
@@ -7,6 +8,7 @@
 
 #include <ebt/handles.hpp>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ebt::detail {
@@ -30,6 +32,12 @@ public:
     virtual void on_agent_resume(std::uint32_t slot, const ResumeHandle& handle, Status status, bool accepted) = 0;
     /// Agent::restart() of a stopped agent, after it took effect.
     virtual void on_agent_restart(std::uint32_t slot) = 0;
+
+    // State blocks of agents the host creates with EngineAccess::hosted_block(host, slot): the agent's
+    // constructor asks for its block (`bytes`, a multiple of 16, aligned for std::max_align_t; may
+    // throw std::bad_alloc) and its destructor gives it back. One block per slot and size at a time.
+    virtual void* allocate_state_block(std::uint32_t slot, std::size_t bytes) = 0;
+    virtual void release_state_block(std::uint32_t slot, std::size_t bytes, void* block) noexcept = 0;
 
 protected:
     ~AgentHost() = default;

@@ -1,0 +1,52 @@
+// StateBlockPool: where the state blocks of a World's agents live.
+//
+// An Agent created on its own allocates its state block (node statuses, queue, blackboard) from the
+// heap. An agent spawned into a World takes it from the World's pool instead
+// (Agent(tree, options, EngineAccess::hosted_block(world, slot))): blocks of one size sit side by side
+// in pages, and the block of slot i is always at the same place, i's place in its page, so that the
+// blocks of agents in neighbouring slots are neighbours in memory, in slot order, and a frame that
+// steps the agents in slot order reads their blocks as one stream. A slot reused after a despawn gets
+// the same block again (or one of another size class, for a tree of another block size).
+//
+// Owned by its World (World::blocks_); used on the World's thread only, by the Agent's constructor
+// and destructor (through AgentHost). Private to the engine.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace ebt::detail {
+
+class StateBlockPool {
+public:
+    /// The block of `bytes` (a multiple of 16) for the agent in `slot`, uninitialized, aligned for
+    /// std::max_align_t. The slot's block of this size must not be in use. Throws std::bad_alloc.
+    void* allocate(std::uint32_t slot, std::size_t bytes);
+    /// Gives back the block allocate(slot, bytes) returned; a page whose blocks are all free is freed.
+    void release(std::uint32_t slot, std::size_t bytes, void* block) noexcept;
+
+    /// Bytes of pages allocated (for tests and memory reports).
+    std::size_t page_bytes() const noexcept;
+
+private:
+    /// Memory of at most this many bytes per page (at least one block): few allocations for small
+    /// blocks (64 guard-tree blocks of 96 bytes in one page), little waste for large ones.
+    static constexpr std::size_t kPageBytes = 16384;
+    static constexpr std::size_t kMaxBlocksPerPage = 64;
+    struct Page {
+        std::unique_ptr<std::max_align_t[]> memory;  // blocks_per_page blocks of `bytes`, when allocated
+        std::uint32_t used = 0;                      // blocks handed out
+    };
+    /// The pages of one block size; page p holds the blocks of slots [p, p + 1) * blocks_per_page.
+    struct SizeClass {
+        std::size_t bytes = 0;
+        std::uint32_t page_shift = 0;  // blocks_per_page = 1 << page_shift
+        std::vector<Page> pages;
+    };
+    SizeClass& size_class(std::size_t bytes);  // made on first use
+    std::vector<SizeClass> classes_;           // one per block size seen (a few: one per tree layout)
+};
+
+}  // namespace ebt::detail
