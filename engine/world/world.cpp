@@ -427,7 +427,7 @@ std::size_t World::resume_all(std::span<const ResumeHandle> handles, Status stat
     refuse_in_parallel_phase("World::resume_all()");
     if (status != Status::Success && status != Status::Failure)
         throw UsageError(std::string("World::resume_all() needs Success or Failure, got ") + to_string(status));
-    // A two-stage pipeline of prefetches: the slot (with its agent) of the handle kSlotsAhead places on,
+    // A two-stage pipeline of prefetches: the slot (with its agent) and record of the handle kSlotsAhead places on,
     // and the state block of the one kBlocksAhead places on, whose slot was fetched in an earlier round
     // (the block's address is in the agent). Then the current handle is resumed as resume() would.
     constexpr std::size_t kSlotsAhead = 8;
@@ -440,6 +440,7 @@ std::size_t World::resume_all(std::span<const ResumeHandle> handles, Status stat
                 const auto* bytes = reinterpret_cast<const char*>(&slot(ahead));
                 for (std::size_t line = 0; line < sizeof(Slot); line += 64) __builtin_prefetch(bytes + line);
                 __builtin_prefetch(&schedule(ahead));
+                __builtin_prefetch(&record(ahead));  // the generation the handle's check reads
             }
         }
         if (i + kBlocksAhead < handles.size()) {
