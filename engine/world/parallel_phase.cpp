@@ -97,12 +97,15 @@ void World::ParallelState::tick_block(World& world, std::size_t begin, std::size
                                                        static_cast<std::uint32_t>(buffer.writes.size())});
             buffer.block_first_write = buffer.writes.size();
         }
-    } run{buffer, begin};
-    for (std::size_t pos = begin; pos < end; ++pos) {
-        detail::ParallelTick tick{&world, step_list[pos], &buffer};
-        TickScope scope(tick);
-        world.tick_slot(tick.slot, buffer.metrics);
-        after_tick[pos] = settle_after_tick(world, pos, buffer);
+    };
+    {
+        RunScope run{buffer, begin};  // (kept before the release below, which publishes it)
+        for (std::size_t pos = begin; pos < end; ++pos) {
+            detail::ParallelTick tick{&world, step_list[pos], &buffer};
+            TickScope scope(tick);
+            world.tick_slot(tick.slot, buffer.metrics);
+            after_tick[pos] = settle_after_tick(world, pos, buffer);
+        }
     }
     blocks_done.fetch_add(1, std::memory_order_acq_rel);
 }
