@@ -138,9 +138,12 @@ struct Arena::Squad {
     std::vector<Vec2> route;        // closed loop
     int direction = 1;              // +1 or -1 along the route
     SharedBlackboard* blackboard = nullptr;
+    KeyId alarm_key = kNoKey;       // its "alarm" (looked up once: the game reads it every frame)
     Vec2 alarm_pos;
     TimePoint raised_at = 0;
     int first = 0, count = 0;       // its guards
+    /// The alarm's pending value: what the squad's guards wrote this frame (or the game), else the published one.
+    bool alarm_pending() const { return *static_cast<const bool*>(blackboard->pending_value(alarm_key)); }
 };
 
 /// An arena save file's content, as ArenaSave::read found and checked it (arena_save.cpp); what

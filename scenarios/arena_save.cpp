@@ -425,6 +425,7 @@ void Arena::restore(const ArenaSave::State& saved) {
         if (!bb || alarm == kNoKey || bb->schema().info(alarm).type != type_of<bool>())
             throw misfit("has no shared blackboard squad-" + std::to_string(s) + " with a bool alarm");
         squads_[s].blackboard = bb;
+        squads_[s].alarm_key = alarm;
     }
     if (world_->frame() != frame_ || world_->now() != now_)
         throw misfit("is at frame " + std::to_string(world_->frame()) + ", the arena at frame " + std::to_string(frame_));

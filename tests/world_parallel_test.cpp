@@ -537,3 +537,139 @@ TEST_CASE("world parallel: phase timing is off by default; on, a step's phases a
         CHECK(total(w.world.last_phase_times()) == std::chrono::nanoseconds{0});
     }
 }
+
+namespace {
+
+/// What a frame of the shared-writes world left: the blackboards' published and pending values, the
+/// changes their publishes emitted so far, the state hash and the world's snapshot (hashed).
+struct SharedWritesFrame {
+    int team_published = 0, team_pending = 0, early_published = 0, early_pending = 0;
+    std::string name_published, name_pending;
+    int team_changes = 0, early_changes = 0;
+    std::uint64_t hash = 0, snapshot = 0, stepped = 0, updated = 0;
+    bool operator==(const SharedWritesFrame&) const = default;
+};
+
+/// 40 agents writing the same shared keys in the same frames, by a fixed script (the agent's slot and
+/// the frame say what each writes), on `threads` threads with 2 agents per task: consecutive writes
+/// to one key, within a task and across tasks, writes of the pending value, an agent writing a key
+/// twice, and writes to a blackboard whose pending value differs from its published one during the
+/// phase (a change slot of `trigger` writes `early`, which publishes before it: the write waits for
+/// the next frame).
+std::vector<SharedWritesFrame> run_shared_writes(std::uint32_t threads) {
+    static Registry registry;
+    World world(WorldOptions{.threads = threads});
+    if (threads > 1) WorldParallelTestAccess::set_grain(world, 2);
+    SharedBlackboard& early = world.create_shared("early");
+    SharedBlackboard& team = world.create_shared("team");
+    SharedBlackboard& trigger = world.create_shared("trigger");
+    early.declare<int>("v", 0);
+    team.declare<int>("v", 0).declare<std::string>("name", std::string("none"));
+    trigger.declare<bool>("go", false);
+    int team_changes = 0, early_changes = 0;
+    team.changes().connect([&](const SharedBlackboard&, KeyId) { ++team_changes; });
+    early.changes().connect([&](const SharedBlackboard&, KeyId) { ++early_changes; });
+    trigger.changes().connect([&](const SharedBlackboard&, KeyId) { early.set("v", 9); });
+    ActionSpec spec;
+    spec.ports = {port<int>("team.v"), port<std::string>("team.name"), port<int>("early.v")};
+    spec.update = [](ActionContext& ctx) {
+        const int i = static_cast<int>(ctx.agent_handle().index);
+        switch (ctx.tick()) {
+        case 0: ctx.out("team.v", 1); break;  // all the same value: 0 -> 1
+        case 1: ctx.out("team.v", 1); break;  // all the pending value: no change
+        case 2:                               // ascending: the last agent's wins
+            ctx.out("team.v", i);
+            ctx.out("team.name", std::string("agent-") + std::to_string(i));
+            break;
+        case 3:  // all but the last change it, the last writes it back (and agent 20 writes twice)
+            ctx.out("team.v", i == 39 ? 39 : 100 + i);
+            if (i == 20) ctx.out("team.v", 8);
+            ctx.out("team.name", std::string(i == 39 ? "agent-39" : "other"));
+            break;
+        case 4: ctx.out("team.v", i % 2 == 0 ? 5 : 39); break;  // the last (odd) writes the pending value
+        case 5:
+            if (i == 0) ctx.out("team.v", 3);
+            break;
+        case 6:  // early's pending value is 9 here (the trigger's slot), its published one 0
+            if (i == 5) ctx.out("early.v", 9);
+            if (i == 6) ctx.out("early.v", 0);
+            break;
+        case 7:  // early's pending value is 9 again: a write of 9 after a write of 0 must count
+            if (i == 6) ctx.out("early.v", 0);
+            if (i == 30) ctx.out("early.v", 9);
+            break;
+        default: break;
+        }
+        return Status::Running;
+    };
+    const Tree tree = TreeBuilder("writers", registry)
+                          .shared_key<int>("team", "v")
+                          .shared_key<std::string>("team", "name", std::string("none"))
+                          .shared_key<int>("early", "v")
+                          .sequence()
+                          .action("Write", spec)
+                          .back()
+                          .end();
+    for (int i = 0; i < 40; ++i) world.spawn(tree, {.shared = {{"team", &team}, {"early", &early}}});
+    std::vector<SharedWritesFrame> frames;
+    for (int f = 0; f < 10; ++f) {
+        if (f == 6) trigger.set("go", true);
+        if (f == 7) trigger.set("go", false);
+        const FrameMetrics m = world.step(50ms);
+        SharedWritesFrame out;
+        out.team_published = team.get<int>("v");
+        out.team_pending = team.pending<int>("v");
+        out.early_published = early.get<int>("v");
+        out.early_pending = early.pending<int>("v");
+        out.name_published = team.get<std::string>("name");
+        out.name_pending = team.pending<std::string>("name");
+        out.team_changes = team_changes;
+        out.early_changes = early_changes;
+        out.hash = world.state_hash();
+        const std::vector<std::byte> bytes = save_world(world);
+        detail::Fnv1a h;
+        h.bytes(bytes.data(), bytes.size());
+        out.snapshot = h.value();
+        out.stepped = m.agents_stepped;
+        out.updated = m.behaviors_updated;
+        frames.push_back(out);
+    }
+    return frames;
+}
+
+}  // namespace
+
+TEST_CASE("world parallel: many agents writing one shared key in a frame: the last write in slot order wins, writes of the pending value change nothing") {
+    const std::vector<SharedWritesFrame> one = run_shared_writes(1);
+    // The script's outcome with one thread (an agent's tick number is the world's frame number; each
+    // line is the value after each of the 10 frames).
+    std::vector<int> team_pending, team_published, team_changes, early_pending, early_published, early_changes;
+    std::vector<std::string> name_pending;
+    for (const SharedWritesFrame& f : one) {
+        team_pending.push_back(f.team_pending);
+        team_published.push_back(f.team_published);
+        team_changes.push_back(f.team_changes);
+        early_pending.push_back(f.early_pending);
+        early_published.push_back(f.early_published);
+        early_changes.push_back(f.early_changes);
+        name_pending.push_back(f.name_pending);
+    }
+    CHECK(team_pending == std::vector<int>{1, 1, 39, 39, 39, 3, 3, 3, 3, 3});
+    CHECK(team_published == std::vector<int>{0, 1, 1, 39, 39, 39, 3, 3, 3, 3});
+    CHECK(team_changes == std::vector<int>{0, 1, 1, 3, 3, 3, 4, 4, 4, 4});  // frame 3: v and name
+    CHECK(name_pending == std::vector<std::string>{"none", "none", "agent-39", "agent-39", "agent-39", "agent-39", "agent-39",
+                                                   "agent-39", "agent-39", "agent-39"});
+    CHECK(early_pending == std::vector<int>{0, 0, 0, 0, 0, 0, 0, 9, 9, 9});
+    CHECK(early_published == std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0, 9, 9});
+    CHECK(early_changes == std::vector<int>{0, 0, 0, 0, 0, 0, 0, 0, 1, 1});
+    for (const std::uint32_t threads : thread_counts()) {
+        if (threads == 1) continue;
+        CAPTURE(threads);
+        const std::vector<SharedWritesFrame> many = run_shared_writes(threads);
+        REQUIRE(many.size() == one.size());
+        for (std::size_t f = 0; f < one.size(); ++f) {
+            CAPTURE(f);
+            CHECK(many[f] == one[f]);
+        }
+    }
+}

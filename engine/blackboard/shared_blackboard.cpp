@@ -101,7 +101,13 @@ void SharedBlackboard::set_raw(KeyId id, const void* value) {
     // after the phase in slot order (docs/world.md, "Threads").
     if (detail::parallel_tick()) return detail::defer_shared_write(*this, id, value);
     const KeyInfo& info = schema_.info(id);
-    detail::assign_value(info.type, const_cast<void*>(pending_value(id)), value);
+    void* pending = const_cast<void*>(pending_value(id));
+    // Writing the value the key already holds changes nothing: a key not written since the last
+    // publish holds its published value, so the next publish would find it equal and emit nothing.
+    // Left out, it does not make this blackboard publish at all (an agent keeping a value up every
+    // frame, like the arena's attackers their squad's alarm, costs the World no publish).
+    if (detail::values_equal(info.type, pending, value)) return;
+    detail::assign_value(info.type, pending, value);
     written_[id] = 1;
     if (!any_written_ && publish_queue_) publish_queue_->push_back(publish_index_);
     any_written_ = true;

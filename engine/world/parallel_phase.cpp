@@ -46,7 +46,23 @@ void detail::defer_shared_write(SharedBlackboard& blackboard, KeyId key, const v
     ParallelTick& tick = *current_tick;
     ParallelBuffer& buffer = *tick.buffer;
     const TypeInfo* type = blackboard.schema().info(key).type;
-    DeferredSharedWrite write{tick.position, static_cast<std::uint32_t>(buffer.writes.size()), &blackboard, key, &buffer, false, 0};
+    // Read here, on the ticking thread, so that the apply need not touch the blackboard for a write
+    // that changes nothing (the common case: an agent keeping up a value, like the arena's attackers
+    // their squad's alarm). No one writes a pending value during the phase.
+    const bool same_as_pending = detail::values_equal(type, blackboard.pending_value(key), value);
+    if (buffer.writes.size() > buffer.block_first_write) {
+        // The block's last write was to the same key (an agent writing it twice, or the next agent
+        // of a squad): this one replaces it, as it would when both were applied in turn.
+        DeferredSharedWrite& last = buffer.writes.back();
+        if (last.blackboard == &blackboard && last.key == key) {
+            if (last.boxed) detail::assign_value(type, buffer.boxed[last.index].data(), value);
+            else std::memcpy(buffer.bytes.data() + last.index, value, type->size);
+            last.same_as_pending = same_as_pending;
+            return;
+        }
+    }
+    DeferredSharedWrite write{&blackboard, detail::EngineAccess::publish_index(blackboard, buffer.publish_queue), key, false,
+                              same_as_pending, 0};
     if (type->ops) {
         write.boxed = true;
         write.index = buffer.boxed.size();
@@ -69,11 +85,27 @@ void World::ParallelState::tick_block(World& world, std::size_t begin, std::size
     static_cast<void>(phase.load(std::memory_order_acquire));  // (for TSan: see `phase`)
     const int thread = tbb::this_task_arena::current_thread_index();
     detail::ParallelBuffer& buffer = buffers[thread < 0 ? 0 : static_cast<std::size_t>(thread)];
-    for (std::size_t pos = begin; pos < end; ++pos) {
-        detail::ParallelTick tick{&world, step_list[pos], static_cast<std::uint32_t>(pos), &buffer};
-        TickScope scope(tick);
-        world.tick_slot(tick.slot, buffer.metrics);
-        after_tick[pos] = settle_after_tick(world, pos, buffer);
+    buffer.block_first_write = buffer.writes.size();
+    // The block's writes are kept as one run even when a tick throws out of it.
+    struct RunScope {
+        detail::ParallelBuffer& buffer;
+        std::size_t begin;
+        ~RunScope() {
+            if (buffer.writes.size() > buffer.block_first_write)
+                buffer.runs.push_back(detail::WriteRun{static_cast<std::uint32_t>(begin), &buffer,
+                                                       static_cast<std::uint32_t>(buffer.block_first_write),
+                                                       static_cast<std::uint32_t>(buffer.writes.size())});
+            buffer.block_first_write = buffer.writes.size();
+        }
+    };
+    {
+        RunScope run{buffer, begin};  // (kept before the release below, which publishes it)
+        for (std::size_t pos = begin; pos < end; ++pos) {
+            detail::ParallelTick tick{&world, step_list[pos], &buffer};
+            TickScope scope(tick);
+            world.tick_slot(tick.slot, buffer.metrics);
+            after_tick[pos] = settle_after_tick(world, pos, buffer);
+        }
     }
     blocks_done.fetch_add(1, std::memory_order_acq_rel);
 }
@@ -122,6 +154,7 @@ void World::set_threads(std::uint32_t threads) {
         parallel_.reset();
     } else {
         parallel_ = std::make_unique<ParallelState>(threads);
+        for (detail::ParallelBuffer& buffer : parallel_->buffers) buffer.publish_queue = &shared_written_;
         parallel_->arena.initialize();  // its threads start now, not in the first frame
     }
     threads_ = threads;
@@ -206,27 +239,51 @@ void World::apply_sleeps_and_wakes() {
 
 void World::apply_deferred_writes() {
     ParallelState& p = *parallel_;
-    p.merged.clear();
-    std::size_t value_bytes = 0;
+    p.runs.clear();
+    std::size_t writes = 0, value_bytes = 0;
     for (const detail::ParallelBuffer& buffer : p.buffers) {
-        p.merged.insert(p.merged.end(), buffer.writes.begin(), buffer.writes.end());
+        p.runs.insert(p.runs.end(), buffer.runs.begin(), buffer.runs.end());
+        writes += buffer.writes.size();
         value_bytes += buffer.bytes.size();
     }
+    if (p.runs.empty()) return;
     // Work stealing gives each thread another share of the agents every frame: every thread gets room
     // for the whole frame's writes, so that once a frame's workload was seen no later frame of that
     // size allocates, however the agents are shared out.
     for (detail::ParallelBuffer& buffer : p.buffers) {
-        buffer.writes.reserve(p.merged.size());
+        buffer.writes.reserve(writes);
+        buffer.runs.reserve(p.runs.size());
         buffer.bytes.reserve(value_bytes);
     }
-    // A tick's writes all come from one thread, numbered in call order: sorted, they are in slot
-    // order, then call order, as with one thread (where the last write of a frame wins).
-    std::sort(p.merged.begin(), p.merged.end(), [](const detail::DeferredSharedWrite& a, const detail::DeferredSharedWrite& b) {
-        return a.position != b.position ? a.position < b.position : a.sequence < b.sequence;
-    });
-    for (const detail::DeferredSharedWrite& w : p.merged) {
-        const void* value = w.boxed ? w.buffer->boxed[w.index].data() : static_cast<const void*>(w.buffer->bytes.data() + w.index);
-        w.blackboard->set_raw(w.key, value);
+    // Blocks are runs of places, each ticked by one thread in order: sorted by their first place, the
+    // runs give the writes in slot order, then call order, as with one thread (the last write of a
+    // frame wins). A few hundred runs a frame, where sorting the writes themselves was thousands.
+    std::sort(p.runs.begin(), p.runs.end(), [](const detail::WriteRun& a, const detail::WriteRun& b) { return a.position < b.position; });
+    // A write equal to the pending value the phase found changes nothing as long as nothing was written
+    // to its blackboard since: it is left out without touching the blackboard. (Its key is not marked
+    // written, so the blackboard may not publish: a publish of it would change nothing either.)
+    if (p.shared_written_in_apply.size() < shared_.size()) p.shared_written_in_apply.resize(shared_.size(), 0);
+    struct ClearMarks {  // (also if a value's copy throws)
+        ParallelState& p;
+        ~ClearMarks() {
+            for (const std::uint32_t index : p.shared_written_list) p.shared_written_in_apply[index] = 0;
+            p.shared_written_list.clear();
+        }
+    } clear_marks{p};
+    for (const detail::WriteRun& run : p.runs) {
+        for (std::uint32_t i = run.first; i < run.end; ++i) {
+            const detail::DeferredSharedWrite& w = run.buffer->writes[i];
+            if (w.owner_index != detail::DeferredSharedWrite::kNotOwned) {
+                std::uint8_t& written = p.shared_written_in_apply[w.owner_index];
+                if (w.same_as_pending && !written) continue;
+                if (!written) {
+                    written = 1;
+                    p.shared_written_list.push_back(w.owner_index);
+                }
+            }
+            const void* value = w.boxed ? run.buffer->boxed[w.index].data() : static_cast<const void*>(run.buffer->bytes.data() + w.index);
+            w.blackboard->set_raw(w.key, value);
+        }
     }
 }
 

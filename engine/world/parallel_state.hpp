@@ -19,16 +19,29 @@
 
 namespace ebt::detail {
 
-/// A write to a shared blackboard made during the parallel phase: applied after it, ordered by the
-/// writer's place in the step list, then by the order in which the writer made its writes.
+/// A write to a shared blackboard made during the parallel phase, kept for the apply after it.
+/// Consecutive writes of one block (a run of places in the step list) to the same key are kept as
+/// one, the last: applying the earlier ones first would change nothing it leaves.
 struct DeferredSharedWrite {
-    std::uint32_t position;  // the writing agent's place in the frame's step list
-    std::uint32_t sequence;  // the write's number in its thread's buffer (in call order)
     SharedBlackboard* blackboard;
+    std::uint32_t owner_index;  // the blackboard's index in the World's shared blackboards, or kNotOwned
     KeyId key;
-    const struct ParallelBuffer* buffer;  // where the value is: its boxed[index], or bytes from bytes[index]
-    bool boxed;
+    bool boxed;                 // the value is in boxed[index], otherwise its bytes from bytes[index]
+    /// The value equals the blackboard's pending value as the phase found it (nothing changes a
+    /// pending value during the phase: every write is deferred): writing it then would change no
+    /// value and emit nothing at the next publish.
+    bool same_as_pending;
     std::size_t index;
+    static constexpr std::uint32_t kNotOwned = 0xFFFFFFFFu;
+};
+
+/// The writes one block of the step list made: writes[first, end) of the buffer of the thread that
+/// ticked it, in the order the block's agents made them (slot order, then call order).
+struct WriteRun {
+    std::uint32_t position;  // the block's first place in the step list
+    const struct ParallelBuffer* buffer;
+    std::uint32_t first;
+    std::uint32_t end;
 };
 
 /// One thread's buffers for one frame, reused frame to frame (cleared, capacity kept). Padded to a
@@ -36,6 +49,9 @@ struct DeferredSharedWrite {
 struct alignas(64) ParallelBuffer {
     FrameMetrics metrics;                      // counters of the agents this thread ticked
     std::vector<DeferredSharedWrite> writes;
+    std::vector<WriteRun> runs;                // the writes of each block this thread ticked (that wrote)
+    std::size_t block_first_write = 0;         // writes[block_first_write...] are the current block's
+    const std::vector<std::uint32_t>* publish_queue = nullptr;  // the World's: tells its own blackboards
     std::vector<std::byte> bytes;              // values of trivially copyable types
     std::vector<Value> boxed;                  // other values (std::string, user types): allocate
     std::vector<std::uint32_t> wakes;          // other agents woken (only a world breaking the rule)
@@ -44,6 +60,8 @@ struct alignas(64) ParallelBuffer {
         metrics = FrameMetrics{};
         timers_live_change = 0;
         writes.clear();
+        runs.clear();
+        block_first_write = 0;
         bytes.clear();
         boxed.clear();
         wakes.clear();
@@ -95,7 +113,9 @@ struct World::ParallelState {
     /// Per place in step_list with kSleepsWithTimer: the agent's new timer-heap entry (other places:
     /// not written this frame). Pushed in slot order by the apply.
     std::vector<World::TimerEntry> timer_entries;
-    std::vector<detail::DeferredSharedWrite> merged;  // every thread's writes, sorted for applying
+    std::vector<detail::WriteRun> runs;               // every thread's write runs, sorted by position for applying
+    std::vector<std::uint8_t> shared_written_in_apply;  // per World shared blackboard: the apply wrote it (then 0 again)
+    std::vector<std::uint32_t> shared_written_list;     // the ones set in shared_written_in_apply
     // ThreadSanitizer cannot see the synchronization inside a oneTBB built without it: the phase
     // publishes its inputs with a release store that each block acquires, and each block publishes
     // its buffers with a release increment that the calling thread acquires after the phase.

@@ -20,12 +20,11 @@ namespace ebt::detail {
 
 struct ParallelBuffer;  // one thread's buffers (engine/world/parallel_state.hpp)
 
-/// The agent the current thread is ticking in a parallel phase: its world, its slot, its place in
-/// the frame's step list (the order in which its effects are applied) and the thread's buffers.
+/// The agent the current thread is ticking in a parallel phase: its world, its slot and the thread's
+/// buffers (where the writes of the block being ticked go, in the order they are made).
 struct ParallelTick {
     const World* world = nullptr;
     std::uint32_t slot = 0;
-    std::uint32_t position = 0;
     ParallelBuffer* buffer = nullptr;
 };
 

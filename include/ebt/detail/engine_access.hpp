@@ -47,6 +47,11 @@ struct EngineAccess {
         blackboard.publish_index_ = index;
         if (blackboard.any_written_) queue->push_back(index);
     }
+    /// The index attach_publish_queue gave `blackboard`, when `queue` is the list it was attached to
+    /// (the blackboard belongs to that World); otherwise 0xFFFFFFFF.
+    static std::uint32_t publish_index(const SharedBlackboard& blackboard, const std::vector<std::uint32_t>* queue) {
+        return blackboard.publish_queue_ == queue ? blackboard.publish_index_ : 0xFFFFFFFFu;
+    }
 
     /// Whether a change must be emitted on `bus` (one flag test while nobody ever connected).
     static bool has_slots(const ChangeBus& bus) { return bus.has_slots(); }
