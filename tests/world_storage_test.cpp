@@ -3,6 +3,7 @@
 // the blocks of neighbouring slots are neighbours in memory; an Agent made on its own keeps a heap
 // block. White-box: a block's address is seen through its blackboard's values (EngineAccess::raw_values),
 // which sit at a fixed offset in the block.
+#include "bench_scenarios.hpp"
 #include "guard_scenario.hpp"
 #include "support/trace_recorder.hpp"
 
@@ -80,6 +81,34 @@ TEST_CASE("world storage: the state blocks of a World's agents sit side by side 
     const Agent alone(tree);
     CHECK(world.at(again).memory_bytes() == alone.memory_bytes());
     CHECK(alone.memory_bytes() <= 256);
+}
+
+TEST_CASE("world storage: a large state block (wide_64's) stays on the heap and runs the same as an Agent of its own") {
+    const Registry reg = guard_registry();
+    const Tree wide = scenarios::wide_guard_tree(reg, 64);
+    REQUIRE(block_bytes(Agent(wide)) > 512);  // above StateBlockPool::kLargestBlock
+    World world;
+    const AgentHandle a = world.spawn(wide);
+    const AgentHandle b = world.spawn(wide);
+    // Not side by side at the block's size, as pool blocks are: each is its own heap allocation (a
+    // heap block is larger than the layout's bytes, and the allocator's header sits between two).
+    CHECK(block_of(world.at(b)) - block_of(world.at(a)) != static_cast<std::ptrdiff_t>(block_bytes(world.at(a))));
+    test::TraceRecorder in_world, alone_trace;
+    world.set_listener(b, &in_world);
+    Agent alone(wide, {.listener = &alone_trace});
+    for (int frame = 0; frame < 3; ++frame) {
+        if (frame == 1) {
+            world.at(b).blackboard().set("threat_63", true);
+            alone.blackboard().set("threat_63", true);
+        }
+        world.step(std::chrono::milliseconds(50));
+        alone.tick(std::chrono::milliseconds(50));
+    }
+    CHECK(in_world.lifecycle().size() > 6);  // started, then threat_63 aborted Patrol for Attack
+    CHECK(in_world.lifecycle() == alone_trace.lifecycle());
+    CHECK(world.at(b).memory_bytes() == alone.memory_bytes());
+    REQUIRE(world.despawn(a));
+    CHECK(world.at(b).status() == Status::Running);
 }
 
 TEST_CASE("world storage: agents of two block sizes, spawned, despawned and respawned in any order, keep their own state") {

@@ -30,6 +30,13 @@ public:
     /// Bytes of pages allocated (for tests and memory reports).
     std::size_t page_bytes() const noexcept;
 
+    /// The largest block the World takes from the pool; larger ones stay on the heap. Packing pays
+    /// for small blocks (the guard tree's 96 bytes: a page of 64 holds them in slot order, without the
+    /// allocator's header between them), not for large ones: `wide_64`'s 1,648-byte blocks measured
+    /// 2.4x slower per quiet agent-frame at 100,000 agents from 8-block pages than from the heap, and
+    /// still 1.2x slower from 256-block pages (2026-11-25, docs/benchmarks.md "The storage").
+    static constexpr std::size_t kLargestBlock = 512;
+
 private:
     /// Memory of at most this many bytes per page (at least one block): few allocations for small
     /// blocks (64 guard-tree blocks of 96 bytes in one page), little waste for large ones.

@@ -2,6 +2,7 @@
 #include <ebt/world.hpp>
 
 #include "world/parallel_state.hpp"
+#include "tree/tree_data.hpp"
 #include "world/state_block_pool.hpp"
 #include "world/world_slot.hpp"
 
@@ -298,9 +299,13 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
     ao.bus = bus_.get();
     ao.user = options.user;
     ao.blackboard = options.blackboard;
-    // Its state block from the World's pool, at its slot's place (restored, migrated and reloaded
-    // agents, made as plain Agents first, keep heap blocks of their own).
-    s.agent.emplace(std::move(tree), ao, detail::EngineAccess::hosted_block(*this, index));
+    // A small state block from the World's pool, at its slot's place; a large one from the heap
+    // (StateBlockPool::kLargestBlock). Restored, migrated and reloaded agents, made as plain Agents
+    // first, keep heap blocks of their own.
+    if (detail::EngineAccess::tree_data(tree).layout.block_bytes <= detail::StateBlockPool::kLargestBlock)
+        s.agent.emplace(std::move(tree), ao, detail::EngineAccess::hosted_block(*this, index));
+    else
+        s.agent.emplace(std::move(tree), ao);
     detail::EngineAccess::set_host(*s.agent, this, index);
     subscribe(index, options);
     s.last_time = now_;
