@@ -8,11 +8,14 @@
 #include "support/trace_recorder.hpp"
 
 #include <ebt/detail/engine_access.hpp>
+#include <ebt/snapshot.hpp>
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 using namespace ebt;
@@ -36,27 +39,48 @@ Tree counter_tree() {
     return TreeBuilder("counter").key<int>("mark", 0).key<double>("spare", 0.0).action("Run", test::running_action()).end();
 }
 
-/// A value whose copy throws while `refuse_copies` is set: the copy of a key's initial value into a new
-/// agent's block then fails half-way through the agent's construction.
+/// A value whose copy throws while `refuse_copies` is set, or once `copies_before_refusal` (when not
+/// negative) more copies were made: the copy of a key's initial value into a new agent's block then
+/// fails half-way through the agent's construction, or a chosen later copy fails. `copies_made`
+/// counts every copy.
 bool refuse_copies = false;
+int copies_before_refusal = -1;
+int copies_made = 0;
+void copying() {
+    ++copies_made;
+    if (refuse_copies || copies_before_refusal == 0) throw std::runtime_error("copy refused");
+    if (copies_before_refusal > 0) --copies_before_refusal;
+}
 struct Fragile {
     int value = 0;
     Fragile() = default;
-    Fragile(const Fragile& other) : value(other.value) {
-        if (refuse_copies) throw std::runtime_error("copy refused");
-    }
+    explicit Fragile(int v) : value(v) {}
+    Fragile(const Fragile& other) : value(other.value) { copying(); }
     Fragile& operator=(const Fragile& other) {
-        if (refuse_copies) throw std::runtime_error("copy refused");
+        copying();
         value = other.value;
         return *this;
     }
     friend bool operator==(const Fragile&, const Fragile&) = default;
 };
 
+/// A tree whose blackboard holds strings, which a byte copy of a block does not copy (a short one
+/// points into itself, a long one owns its heap buffer): moving such an agent's block copies them.
+Tree labelled_tree() {
+    return TreeBuilder("labelled")
+        .key<std::string>("short_label", "")
+        .key<std::string>("long_label", "")
+        .key<int>("mark", 0)
+        .action("Run", test::running_action())
+        .end();
+}
+
 }  // namespace
 
 template <> struct ebt::BlackboardValue<Fragile> {
     static std::uint64_t hash(const Fragile& v) noexcept { return static_cast<std::uint64_t>(v.value); }
+    static void save(const Fragile& v, ebt::ValueWriter& out) { out.i64(v.value); }
+    static void load(ebt::ValueReader& in, Fragile& out) { out.value = static_cast<int>(in.i64()); }
 };
 
 TEST_CASE("world storage: the state blocks of a World's agents sit side by side in slot order, and a reused slot gets its block back") {
@@ -171,4 +195,160 @@ TEST_CASE("world storage: a spawn that fails while its agent's block is being fi
     CHECK(world.despawn(first));
     CHECK(world.despawn(second));
     CHECK(world.size() == 0);
+}
+
+namespace {
+
+/// For each agent at `handles` (consecutive slots) after the first: whether its block comes right
+/// after the previous one's, as the World's pool places the blocks of one page (a page holds 64 guard
+/// blocks, fewer larger ones).
+std::vector<bool> adjacency(World& world, const std::vector<AgentHandle>& handles) {
+    std::vector<bool> out;
+    for (std::size_t i = 1; i < handles.size(); ++i) {
+        REQUIRE(handles[i].index == handles[i - 1].index + 1);
+        const std::ptrdiff_t step = block_of(world.at(handles[i])) - block_of(world.at(handles[i - 1]));
+        out.push_back(step == static_cast<std::ptrdiff_t>(block_bytes(world.at(handles[i]))));
+    }
+    return out;
+}
+
+/// Whether the agents at `handles` (consecutive slots in one page) have their blocks side by side.
+bool side_by_side(World& world, const std::vector<AgentHandle>& handles) {
+    const std::vector<bool> a = adjacency(world, handles);
+    return std::all_of(a.begin(), a.end(), [](bool b) { return b; });
+}
+
+}  // namespace
+
+TEST_CASE("world storage: a restored world's agents move into its pool, strings and all, and run as the saved world does") {
+    const Registry reg = guard_registry();
+    const std::vector<Tree> trees{scenarios::guard_tree(reg), labelled_tree()};
+    World saved;
+    std::vector<AgentHandle> guards, labelled;
+    for (int i = 0; i < 40; ++i) guards.push_back(saved.spawn(trees[0]));
+    for (int i = 0; i < 40; ++i) labelled.push_back(saved.spawn(trees[1]));
+    for (std::size_t i = 0; i < labelled.size(); ++i) {
+        Blackboard& bb = saved.at(labelled[i]).blackboard();
+        bb.set("short_label", "s" + std::to_string(i));                                  // kept inside the string
+        bb.set("long_label", "a label far too long to be kept inside the string " + std::to_string(i));  // on the heap
+        bb.set("mark", static_cast<int>(i));
+    }
+    saved.step(50ms);
+    saved.at(guards[7]).blackboard().set("enemy_seen", true);
+    saved.step(50ms);
+    World restored;
+    restore_world(restored, trees, save_world(saved));
+    REQUIRE(restored.handles() == saved.handles());
+    CHECK(side_by_side(restored, guards));
+    // Laid out as spawning them placed them (side by side within each page of the pool).
+    const std::vector<bool> spawned_layout = adjacency(saved, labelled);
+    CHECK(std::count(spawned_layout.begin(), spawned_layout.end(), true) >= 20);
+    CHECK(adjacency(restored, labelled) == spawned_layout);
+    for (std::size_t i = 0; i < labelled.size(); ++i) {
+        CAPTURE(i);
+        const Blackboard& bb = restored.at(labelled[i]).blackboard();
+        CHECK(bb.get<std::string>("short_label") == "s" + std::to_string(i));
+        CHECK(bb.get<std::string>("long_label") == "a label far too long to be kept inside the string " + std::to_string(i));
+        CHECK(bb.get<int>("mark") == static_cast<int>(i));
+    }
+    CHECK(restored.state_hash() == saved.state_hash());
+    for (int frame = 0; frame < 4; ++frame) {
+        if (frame == 1) {
+            saved.at(guards[3]).blackboard().set("enemy_seen", true);
+            restored.at(guards[3]).blackboard().set("enemy_seen", true);
+        }
+        saved.step(50ms);
+        restored.step(50ms);
+        CHECK(restored.state_hash() == saved.state_hash());
+    }
+    // A restored agent's block goes back to the pool like a spawned one's: its slot's next agent gets it.
+    const std::byte* place = block_of(restored.at(guards[5]));
+    REQUIRE(restored.despawn(guards[5]));
+    const AgentHandle again = restored.spawn(trees[0]);
+    REQUIRE(again.index == guards[5].index);
+    CHECK(block_of(restored.at(again)) == place);
+}
+
+TEST_CASE("world storage: a migrated squad and agents restarted by a reload move into the pool at their slots' places") {
+    const Registry reg = guard_registry();
+    const Tree guard = scenarios::guard_tree(reg);
+    World from, to;
+    std::vector<AgentHandle> squad, residents;
+    for (int i = 0; i < 4; ++i) squad.push_back(from.spawn(guard));
+    for (int i = 0; i < 4; ++i) residents.push_back(to.spawn(guard));
+    from.step(50ms);
+    to.step(50ms);
+    const std::vector<std::byte> bytes = save_agents(from, squad);
+    for (const AgentHandle h : squad) REQUIRE(from.despawn(h));
+    std::vector<AgentHandle> arrived = restore_agents(to, std::span(&guard, 1), bytes);
+    std::vector<AgentHandle> all = residents;
+    all.insert(all.end(), arrived.begin(), arrived.end());
+    CHECK(side_by_side(to, all));  // slots 0..7 of one page, the squad in 4..7
+    to.step(50ms);
+    for (const AgentHandle h : all) CHECK(to.at(h).status() == Status::Running);
+
+    // A reload with a new shape restarts each agent of the tree as a new Agent: in the pool as well.
+    World reloading;
+    std::vector<AgentHandle> counters;
+    for (int i = 0; i < 6; ++i) counters.push_back(reloading.spawn(counter_tree()));
+    for (std::size_t i = 0; i < counters.size(); ++i) reloading.at(counters[i]).blackboard().set("mark", static_cast<int>(i));
+    reloading.step(50ms);
+    const Tree reshaped = TreeBuilder("counter")
+                              .key<int>("mark", 0)
+                              .key<double>("spare", 0.0)
+                              .key<int>("extra", 0)
+                              .sequence()
+                              .action("Run", test::running_action())
+                              .back()
+                              .end();
+    const ReloadReport report = reloading.reload(reshaped);
+    CHECK(report.agents_restarted == 6);
+    CHECK(side_by_side(reloading, counters));
+    reloading.step(50ms);
+    for (std::size_t i = 0; i < counters.size(); ++i) {
+        CAPTURE(i);
+        CHECK(reloading.at(counters[i]).blackboard().get<int>("mark") == static_cast<int>(i));  // carried over
+        CHECK(reloading.at(counters[i]).status() == Status::Running);
+    }
+}
+
+TEST_CASE("world storage: a restored agent whose block cannot be moved (a value's copy throws) keeps its own block and runs the same") {
+    TreeBuilder b("fragile");
+    b.key<Fragile>("thing", Fragile{}).action("Run", test::running_action());
+    const std::vector<Tree> trees{b.end()};
+    World saved;
+    const AgentHandle first = saved.spawn(trees[0]);
+    const AgentHandle second = saved.spawn(trees[0]);
+    saved.at(first).blackboard().set("thing", Fragile{11});
+    saved.at(second).blackboard().set("thing", Fragile{22});
+    saved.step(16ms);
+    const std::vector<std::byte> bytes = save_world(saved);
+
+    // Count the copies a restore makes; the last is the second agent's block moving into the pool.
+    World counted;
+    copies_made = 0;
+    restore_world(counted, trees, bytes);
+    const int copies = copies_made;
+    REQUIRE(copies >= 2);
+    CHECK(side_by_side(counted, {first, second}));
+
+    // The same restore with that last copy refused: the first agent moved, the second kept its block.
+    World refused;
+    copies_before_refusal = copies - 1;
+    restore_world(refused, trees, bytes);
+    CHECK(copies_before_refusal == 0);
+    copies_before_refusal = -1;
+    CHECK_FALSE(side_by_side(refused, {first, second}));
+    CHECK(refused.at(second).blackboard().get<Fragile>("thing").value == 22);
+    CHECK(refused.state_hash() == counted.state_hash());
+    for (int frame = 0; frame < 3; ++frame) {
+        counted.step(16ms);
+        refused.step(16ms);
+        CHECK(refused.state_hash() == counted.state_hash());
+    }
+    CHECK(refused.at(second).status() == Status::Running);
+    const AgentHandle third = refused.spawn(trees[0]);  // slot 2: two blocks after the first's, in the pool
+    CHECK(block_of(refused.at(third)) - block_of(refused.at(first)) == 2 * static_cast<std::ptrdiff_t>(block_bytes(refused.at(first))));
+    REQUIRE(refused.despawn(second));  // its own block goes back to the heap, not to the pool
+    CHECK(refused.size() == 2);
 }

@@ -118,6 +118,20 @@ bool BlackboardSchema::initial_is_default(const KeyInfo& k) const {
     return std::all_of(v, v + k.type->size, [](std::byte b) { return b == std::byte{0}; });
 }
 
+void BlackboardSchema::copy_values(std::byte* to, const std::byte* from) const {
+    if (!defaults_.empty()) std::memcpy(to, from, defaults_.size());
+    std::size_t done = 0;
+    try {
+        for (; done < nontrivial_.size(); ++done) {
+            const KeyInfo& k = keys_[nontrivial_[done]];
+            k.type->ops->copy_construct(to + k.offset, from + k.offset);
+        }
+    } catch (...) {
+        while (done-- > 0) keys_[nontrivial_[done]].type->ops->destroy(to + keys_[nontrivial_[done]].offset);
+        throw;
+    }
+}
+
 void BlackboardSchema::destroy_values(std::byte* storage) const noexcept {
     for (const KeyId k : nontrivial_) keys_[k].type->ops->destroy(storage + keys_[k].offset);
 }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <mutex>
 #include <vector>
@@ -139,6 +140,27 @@ void Agent::free_block() noexcept {
     } else {
         block_.reset();
     }
+}
+
+void Agent::move_block_to(detail::HostedBlock hosted) {
+    if (!block_ || block_from_host_) return;
+    const auto& data = detail::EngineAccess::tree_data(tree_);
+    const std::size_t bytes = data.layout.block_bytes;
+    auto* fresh = static_cast<std::byte*>(hosted.host_->allocate_state_block(hosted.slot_, bytes));
+    const auto* old = reinterpret_cast<const std::byte*>(block_.get());
+    std::memcpy(fresh, old, bytes);  // statuses, flags, queue, deadlines, node memory: plain bytes
+    try {
+        data.schema.copy_values(fresh + data.layout.blackboard_offset, blackboard_.values_);
+    } catch (...) {
+        hosted.host_->release_state_block(hosted.slot_, bytes, fresh);
+        throw;
+    }
+    data.schema.destroy_values(blackboard_.values_);
+    block_.reset(reinterpret_cast<std::max_align_t*>(fresh));  // delete[]s the heap block
+    block_from_host_ = true;
+    host_ = hosted.host_;
+    host_slot_ = hosted.slot_;
+    blackboard_.values_ = fresh + data.layout.blackboard_offset;
 }
 
 Agent::~Agent() {

@@ -455,6 +455,7 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
         r.forwarder.own = own_listeners[next_agent];
         s.agent.emplace(std::move(agents[next_agent++]));
         EngineAccess::set_host(*s.agent, &w, index);
+        w.pool_block(index);
         s.agent->set_listener(w.listeners_.empty() ? r.forwarder.own : &r.forwarder);
         w.schedule(index).state = State::Live;
         ++w.live_;
@@ -660,6 +661,7 @@ std::vector<AgentHandle> WorldSnapshotAccess::restore_squad(World& w, std::span<
         r.forwarder.own = own_listeners[k];
         s.agent.emplace(std::move(agents[k]));
         EngineAccess::set_host(*s.agent, &w, index);
+        w.pool_block(index);
         s.agent->set_listener(w.listeners_.empty() ? r.forwarder.own : &r.forwarder);
         w.schedule(index).state = State::Live;
         ++w.live_;

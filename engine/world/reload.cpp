@@ -266,6 +266,7 @@ ReloadReport World::apply_reload(std::string_view name, const Tree& tree, std::u
             s.agent.reset();  // nothing runs any more: no callback
             s.agent.emplace(std::move(*replacement));
             detail::EngineAccess::set_host(*s.agent, this, index);
+            pool_block(index);
             disarm_timer(r);
             set_awake(index);  // the root starts on its next tick
             restarted.push_back(index);

@@ -301,7 +301,7 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
     ao.blackboard = options.blackboard;
     // A small state block from the World's pool, at its slot's place; a large one from the heap
     // (StateBlockPool::kLargestBlock). Restored, migrated and reloaded agents, made as plain Agents
-    // first, keep heap blocks of their own.
+    // first, move into the pool when they join (pool_block).
     if (detail::EngineAccess::tree_data(tree).layout.block_bytes <= detail::StateBlockPool::kLargestBlock)
         s.agent.emplace(std::move(tree), ao, detail::EngineAccess::hosted_block(*this, index));
     else
@@ -311,6 +311,16 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
     s.last_time = now_;
     schedule(index).state = State::Live;
     set_awake(index);  // the root starts on the agent's first tick
+}
+
+void World::pool_block(std::uint32_t index) noexcept {
+    Agent& a = *slot(index).agent;
+    if (detail::EngineAccess::tree_data(a.tree()).layout.block_bytes > detail::StateBlockPool::kLargestBlock) return;
+    try {
+        detail::EngineAccess::move_block_to(a, detail::EngineAccess::hosted_block(*this, index));
+    } catch (...) {
+        // Only where the agent's block is changes: it keeps its own (move_block_to left it unchanged).
+    }
 }
 
 bool World::despawn(AgentHandle h) {

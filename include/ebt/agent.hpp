@@ -191,6 +191,12 @@ private:
     void init_block(const AgentOptions& options);
     /// Frees the state block (delete[], or back to the host that gave it); block_ is null after.
     void free_block() noexcept;
+    /// Embedding, between ticks: moves a heap state block into the one `hosted` gives (a World
+    /// adopting a restored, migrated or reloaded agent into its pool). The block's bytes are copied and
+    /// its non-trivial blackboard values copy-constructed; nothing else points into the block. If that
+    /// throws (memory, a value's copy), the host's block is given back and the agent keeps its own,
+    /// unchanged. Does nothing for a block that is already a host's.
+    void move_block_to(detail::HostedBlock hosted);
     void on_blackboard_change(KeyId key);
     KeyId shared_key_id(KeyId key) const;
     void* user_object(std::uint16_t type, const char* who) const;

@@ -132,6 +132,10 @@ public:
     void construct_values(std::byte* storage) const;
     /// Destroys the values constructed by construct_values (nothing for trivially copyable keys).
     void destroy_values(std::byte* storage) const noexcept;
+    /// Copies the values of `from` into `to` (raw storage laid out by this schema): the bytes, then
+    /// each value that is not trivially copyable constructed as a copy. If a copy throws, the copies
+    /// made are destroyed and `to` holds no constructed value; `from` is left as it was.
+    void copy_values(std::byte* to, const std::byte* from) const;
     /// Feeds the values in `storage` to `h` (World::state_hash): when every key is trivially copyable,
     /// the storage's bytes; otherwise key by key, the bytes of trivially copyable keys and the content
     /// hash (BlackboardValue<T>::hash) of the others, so that equal contents hash equal wherever a

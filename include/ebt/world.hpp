@@ -448,6 +448,10 @@ private:
     void compact_timers_if_stale();                     // ... once they outnumber the live ones (+ 64)
     void finish_frame();                                // frees and joins of the frame
     void materialize(std::uint32_t slot, Tree tree, const SpawnOptions& options);  // creates the agent
+    /// Moves the heap state block of an agent that arrived made (restored, migrated, reloaded) into
+    /// the pool at its slot's place, as a spawned agent's; a large block stays on the heap, and so does
+    /// a block whose move fails (memory, a value's copy throwing): the agent runs the same either way.
+    void pool_block(std::uint32_t slot) noexcept;
     void next_generation(SlotRecord& r) noexcept;  // stales every handle to the slot; retires it when used up
     void release(std::uint32_t slot);        // empties the slot and returns it to the free list
     void destroy(std::uint32_t slot);        // frees the agent (its onTerminate callbacks run), then release()

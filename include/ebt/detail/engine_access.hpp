@@ -63,6 +63,7 @@ struct EngineAccess {
     static void set_host(Agent& agent, AgentHost* host, std::uint32_t slot) noexcept { agent.set_host(host, slot); }
     /// For Agent(tree, options, hosted): the agent's state block comes from `host`, placed for `slot`.
     static HostedBlock hosted_block(AgentHost& host, std::uint32_t slot) noexcept { return HostedBlock(host, slot); }
+    static void move_block_to(Agent& agent, HostedBlock hosted) { agent.move_block_to(hosted); }
     /// Runs one tick numbered `tick` (a world's frame number, so that traces of agents that skip idle
     /// frames stay comparable). UsageError when `tick` goes backwards. The tick's counts are added to
     /// `frame` (a World's frame metrics) as well as to the agent's stats.
