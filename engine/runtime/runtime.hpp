@@ -160,6 +160,14 @@ struct Runtime {
     void notify_parent(NodeIndex n, Outcome o);   // step_leaf's reaction to an ended leaf
     void fire_timer(NodeIndex n);
     void finish_resume(NodeIndex n);
+    /// A completed move's two short paths (docs/semantics.md, "A completed move"), for an event agent
+    /// without a trace listener; each leaves exactly the state, counts and queue of the general path.
+    /// end_resumed_run: the resumed action `n` (popped by single_entry_tick, the queue's one entry;
+    /// NodeDef::success_ends_root, no onTerminate) ends Success, its ancestors and the root with it.
+    void end_resumed_run(NodeIndex n);
+    /// The root's pending restart (popped by single_entry_tick) through TreeData::root_restart: false,
+    /// with nothing changed, when one of the skipped guards holds (the general path runs then).
+    bool restart_root_plainly();
     void arm_timer(NodeIndex n, TimePoint when);
     /// A predicate's value (owner: where errors are reported). The common guard, one bool key
     /// against its expected value (`check(key)`, a leading condition), is read here straight from the
