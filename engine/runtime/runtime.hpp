@@ -199,6 +199,7 @@ struct Runtime {
     // ---- event scheduler (event_scheduler.cpp) --------------------------------------------------------
     void event_tick();
     bool single_entry_tick();  // the tick of a queue holding one node: true when the tick is done
+    bool single_entry_work(NodeIndex n, std::uint16_t work);  // its node's work other than a plain update
     /// Work flags that keep a queued node from being a plain per-frame update.
     static constexpr std::uint16_t kPendingWork = kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     void process(NodeIndex n);   // pops' bookkeeping (walk position, counts), then the node's work
