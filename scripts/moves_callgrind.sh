@@ -11,7 +11,8 @@
 # callgrind, and prints the inclusive instructions of the parts of a frame per completed move:
 #   MovementSystem  MovementSystem::step and ::request, less the World::resume_all (or, in older
 #                   code, World::resume) calls it makes
-#   World           World::resume_all's own loop, World::resume less Agent::resume, the wakes
+#   World           World::resume_all's own loop (with the handle's checks, since h-moves2 made
+#                   it call Agent::resume itself), World::resume less Agent::resume, the wakes
 #                   (World::on_agent_wake), and
 #                   World::step less the agents' ticks (its loop and bookkeeping for the woken agents)
 #   engine          Agent::resume (less the wake it tells the World of) and the agents' ticks
@@ -55,13 +56,17 @@ ticks = get("ebt::Agent::tick_numbered(")
 # World::resume_all (the MovementSystem's batch since h-moves): its own loop, with the prefetches,
 # counts to the World; before it the MovementSystem called World::resume itself.
 resume_all = get("ebt::World::resume_all(")
-batch = resume_all - world_resume if resume_all else 0
+# Since h-moves2, resume_all checks each handle itself and calls Agent::resume directly (no
+# World::resume): its own loop then holds the handle's checks too.
+inner = world_resume if world_resume else agent_resume
+batch = resume_all - inner if resume_all else 0
+world_resume_own = world_resume - agent_resume if world_resume else 0
 movement = ms_step - (resume_all or world_resume) + ms_request
-world = batch + (world_resume - agent_resume) + wake + (world_step - ticks)
+world = batch + world_resume_own + wake + (world_step - ticks)
 engine = (agent_resume - wake) + (ticks - ms_request)
 print(f"moves completed: {moves}")
-for label, ir in [("MovementSystem", movement), ("World", world), ("  World::resume_all's loop (prefetches)", batch),
-                  ("  World::resume, less Agent::resume", world_resume - agent_resume),
+for label, ir in [("MovementSystem", movement), ("World", world), ("  World::resume_all's loop (prefetches; the checks)", batch),
+                  ("  World::resume, less Agent::resume", world_resume_own),
                   ("  World::on_agent_wake", wake), ("  World::step, less the ticks", world_step - ticks),
                   ("engine", engine), ("  Agent::resume, less the wake", agent_resume - wake),
                   ("  Agent::tick_numbered, less MovementSystem::request", ticks - ms_request),

@@ -4,6 +4,8 @@
 // lifecycle traces. The number of seeds comes from EBT_DIFF_SEEDS (default 2000; CI runs 50,000).
 #include "support/trace_recorder.hpp"
 
+#include <ebt/snapshot.hpp>
+
 #include <array>
 #include <cstdlib>
 #include <map>
@@ -368,15 +370,20 @@ struct WriteScript {
     std::vector<std::vector<std::pair<int, bool>>> writes;
 };
 
-RunResult run(const Tree& tree, Mode mode, std::uint64_t seed, const WriteScript& script) {
+/// One run of the script. With `listen` (the default) a trace recorder listens, and the trace is the
+/// result; without, nothing listens, so that event mode may take its short paths for a completed move
+/// (docs/semantics.md, "A completed move"). With `states`, the agent's snapshot after each tick is kept.
+RunResult run(const Tree& tree, Mode mode, std::uint64_t seed, const WriteScript& script, bool listen = true,
+              std::vector<std::vector<std::byte>>* states = nullptr) {
     RunResult out;
     test::TraceRecorder rec;
-    Agent agent(tree, {.mode = mode, .seed = seed, .listener = &rec});
+    Agent agent(tree, {.mode = mode, .seed = seed, .listener = listen ? &rec : nullptr});
     harnesses()[agent.serial()] = &out.harness;
     for (int tick = 0; tick < kTicks; ++tick) {
         for (auto [k, v] : script.writes[static_cast<std::size_t>(tick)]) agent.blackboard().set(kKeyNames[k], v);
         out.harness.resume_due(agent, static_cast<std::uint64_t>(tick), false);
         agent.tick(100ms);
+        if (states) states->push_back(save_agent(agent));
     }
     harnesses().erase(agent.serial());
     out.trace = rec.lifecycle();
@@ -419,7 +426,16 @@ TEST_CASE("differential: polling and event mode produce identical traces on rand
             while (gen.chance(35)) w.emplace_back(gen.pick(kKeys), gen.chance(50));
 
         RunResult poll = run(tree, Mode::Polling, static_cast<std::uint64_t>(seed), script);
-        RunResult event = run(tree, Mode::Event, static_cast<std::uint64_t>(seed), script);
+        std::vector<std::vector<std::byte>> event_states, quiet_states;
+        RunResult event = run(tree, Mode::Event, static_cast<std::uint64_t>(seed), script, true, &event_states);
+        // Event mode without a listener takes the short paths of a completed move where they apply:
+        // it must reach exactly the same state after every tick as with one (the general path).
+        run(tree, Mode::Event, static_cast<std::uint64_t>(seed), script, false, &quiet_states);
+        for (std::size_t t = 0; t < event_states.size(); ++t) {
+            if (event_states[t] == quiet_states[t]) continue;
+            FAIL("seed " << seed << ": event mode without a listener has another state after tick " << t
+                         << " than with one\ntree:\n" << tree.describe());
+        }
 
         if (poll.trace != event.trace) {
             std::size_t i = 0;

@@ -167,8 +167,14 @@ void Runtime::event_tick() {
 //     nothing else (not suspended, nothing queued), the general path would re-queue it behind the
 //     marker and move the marker behind it, which gives back the same queue: so the queue is put
 //     back as it was instead, and the tick is done (returns true);
+//   - a resumed action that ends Success, and with it the whole run (NodeDef::success_ends_root), is
+//     ended by end_resumed_run, which also leaves the queue as the loop would: the tick is done;
+//   - the root's pending restart is begun by restart_root_plainly when the tree allows it
+//     (TreeData::root_restart) and its skipped guards are false, by begin_pending otherwise;
 //   - anything else (a resume, a pending start, dirty checks, a due timer) is dispatched as process()
 //     does, and the general loop then pops what that work queued for this tick, up to the marker.
+// The two short paths need an agent without a trace listener (they report nothing) and leave the
+// state, counts and queue exactly as the general path would (docs/semantics.md, "A completed move").
 // Returns true when the tick is done.
 bool Runtime::single_entry_tick() {
     std::uint16_t* q = queue();
@@ -183,16 +189,7 @@ bool Runtime::single_entry_tick() {
     advance(n);
     count_visit();
     const auto work = static_cast<std::uint16_t>(flags & kPendingWork);
-    if (work != 0 || def(n).kind != NodeKind::Action || !running(n)) {
-        if (work == kStartPending) {  // the root's restart after its run ended (or another pending start)
-            begin_pending(n);
-        } else if (work == (kResumePending | kSuspended) && def(n).kind == NodeKind::Action && running(n)) {
-            finish_resume(n);  // a resumed action ends (a completed move)
-        } else {
-            dispatch(n);
-        }
-        return false;
-    }
+    if (work != 0 || def(n).kind != NodeKind::Action || !running(n)) return single_entry_work(n, work);
     const Status s = run_update(n);
     if (s == Status::Running && !has(n, kSuspended | kQueued) && a.queue_size_ == 1) {
         a.queue_head_ = head;  // [n, marker], as before
@@ -201,6 +198,36 @@ bool Runtime::single_entry_tick() {
         return true;
     }
     notify_parent(n, leaf_outcome(n, s));
+    return false;
+}
+
+// single_entry_tick's node when its work is not a plain update (a resume, a pending start, dirty
+// checks, a due timer). Out of line, so that the plain update's path, taken on every quiet frame,
+// stays as short as without it. Returns true when the tick is done.
+[[gnu::noinline]] bool Runtime::single_entry_work(NodeIndex n, std::uint16_t work) {
+    std::uint16_t* q = queue();
+    if (work == kStartPending) {  // the root's restart after its run ended (or another pending start)
+        if (n == 0 && t.root_restart.usable && !a.listener_ && restart_root_plainly()) {
+            if (stopping || a.queue_size_ != 1) return false;
+            // Nothing queued for this tick (the new move suspended): the loop would pop the
+            // marker and put it back at the end.
+            a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
+            q[a.queue_head_] = kQueueMarker;
+            return true;
+        }
+        begin_pending(n);
+    } else if (work == (kResumePending | kSuspended) && def(n).kind == NodeKind::Action && running(n)) {
+        // A resumed action ends (a completed move): in the common case with its ancestors, and
+        // the tick is done.
+        if (has(n, kResumeSuccess) && def(n).success_ends_root && !a.listener_ && !a.abort_requested_ &&
+            !t.actions[def(n).action]->on_terminate) {
+            end_resumed_run(n);
+            return true;
+        }
+        finish_resume(n);
+    } else {
+        dispatch(n);
+    }
     return false;
 }
 

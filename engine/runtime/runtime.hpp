@@ -160,6 +160,14 @@ struct Runtime {
     void notify_parent(NodeIndex n, Outcome o);   // step_leaf's reaction to an ended leaf
     void fire_timer(NodeIndex n);
     void finish_resume(NodeIndex n);
+    /// A completed move's two short paths (docs/semantics.md, "A completed move"), for an event agent
+    /// without a trace listener; each leaves exactly the state, counts and queue of the general path.
+    /// end_resumed_run: the resumed action `n` (popped by single_entry_tick, the queue's one entry;
+    /// NodeDef::success_ends_root, no onTerminate) ends Success, its ancestors and the root with it.
+    void end_resumed_run(NodeIndex n);
+    /// The root's pending restart (popped by single_entry_tick) through TreeData::root_restart: false,
+    /// with nothing changed, when one of the skipped guards holds (the general path runs then).
+    bool restart_root_plainly();
     void arm_timer(NodeIndex n, TimePoint when);
     /// A predicate's value (owner: where errors are reported). The common guard, one bool key
     /// against its expected value (`check(key)`, a leading condition), is read here straight from the
@@ -191,6 +199,7 @@ struct Runtime {
     // ---- event scheduler (event_scheduler.cpp) --------------------------------------------------------
     void event_tick();
     bool single_entry_tick();  // the tick of a queue holding one node: true when the tick is done
+    bool single_entry_work(NodeIndex n, std::uint16_t work);  // its node's work other than a plain update
     /// Work flags that keep a queued node from being a plain per-frame update.
     static constexpr std::uint16_t kPendingWork = kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     void process(NodeIndex n);   // pops' bookkeeping (walk position, counts), then the node's work

@@ -638,6 +638,71 @@ void Runtime::finish_resume(NodeIndex n) {
     complete(n, s);
 }
 
+// A completed move's short paths (single_entry_tick calls them; docs/semantics.md, "A completed
+// move"). Each does what the general functions named in its comments do in that case, with no trace
+// listener to report to and no user code of the engine's own to run.
+
+void Runtime::end_resumed_run(NodeIndex n) {
+    // finish_resume(n) -> complete(n) -> terminate(n) and child_done(parent) -> complete(parent) -> ...
+    // up to root_done(Success): every node of the chain ends Success (terminate's flags), nothing
+    // else changes (no onTerminate, no Cooldown, nothing of the chain queued: n was the queue's one
+    // entry).
+    constexpr auto kKept = static_cast<std::uint16_t>(kGuardPrev | kGuardDirty | kCooldownArmed);
+    for (NodeIndex x = n; x != kNoNode; x = parent(x)) {
+        fl(x) = static_cast<std::uint16_t>(fl(x) & kKept);
+        st(x) = Status::Success;
+    }
+    // The queue holds the marker alone (single_entry_tick popped n). root_done queues the restart
+    // behind it, then the loop pops the marker and puts it back at the end.
+    std::uint16_t* q = queue();
+    if (a.restart_on_end_) {
+        set(0, static_cast<std::uint16_t>(kStartPending | kQueued));
+        q[queue_slot(1)] = 0;
+        a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
+        q[queue_slot(1)] = kQueueMarker;
+        a.queue_size_ = 2;
+    } else {
+        a.stopped_ = true;
+        a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
+        q[a.queue_head_] = kQueueMarker;
+        a.queue_size_ = 1;
+    }
+}
+
+bool Runtime::restart_root_plainly() {
+    const RootRestart& plan = t.root_restart;
+    const std::byte* values = EngineAccess::raw_values(a.blackboard_);
+    for (const RootRestart::Skipped& g : plan.skipped)
+        if (*reinterpret_cast<const bool*>(values + g.value_offset) == g.expected) return false;
+    // begin_pending(0), enter(0): the root runs (no guard of its own, nothing to report).
+    clear(0, kStartPending);
+    st(0) = Status::Running;
+    fl(0) = static_cast<std::uint16_t>(fl(0) & (kGuardPrev | kGuardDirty | kCooldownArmed | kQueued));
+    // selector_advance -> start_child -> eval_guard of each skipped child: false, counted.
+    for (const RootRestart::Skipped& g : plan.skipped) {
+        count_guard();
+        clear(g.node, static_cast<std::uint16_t>(kGuardPrev | kGuardDirty));
+    }
+    const NodeIndex leaf = plan.leaf;
+    cursor(0) = leaf;
+    advance(leaf);
+    // From here on as selector_advance, enter(0) and begin_pending(0) go on.
+    const Outcome o = enter(leaf);
+    Outcome r;
+    if (o == Outcome::Running) {
+        mark_lower_guards_live(0, leaf);
+        r = o;
+    } else {
+        r = o == Outcome::Success ? o : selector_advance(0, def(leaf).next_sibling);
+    }
+    if (stopping) return true;
+    if (r != Outcome::Running) {
+        terminate(0, to_status(r));
+        if (!stopping) root_done(to_status(r));
+    }
+    return true;
+}
+
 // ---- guard checks, aborts and switches -------------------------------------------------------------------
 
 void Runtime::mark_lower_guards_live(NodeIndex p, NodeIndex current) {

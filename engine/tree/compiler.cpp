@@ -494,6 +494,62 @@ struct Compiler {
                 out->timer_nodes.push_back(i);
         }
     }
+
+    /// The two short paths of a completed latent move (docs/semantics.md, "A completed move"): which
+    /// actions end the whole tree by succeeding (NodeDef::success_ends_root), and whether the root's
+    /// restart can pass over its guarded first children by reading one bool key each
+    /// (TreeData::root_restart). Anything these do not model keeps the general path.
+    void build_move_paths() {
+        auto& nodes = out->nodes;
+        for (NodeIndex i = 0; i < nodes.size(); ++i) {
+            if (nodes[i].kind != NodeKind::Action) continue;
+            bool ends = true;
+            for (NodeIndex c = i, p = nodes[i].parent; p != kNoNode && ends; c = p, p = nodes[p].parent) {
+                switch (nodes[p].kind) {
+                case NodeKind::Selector:
+                case NodeKind::ActiveSelector:
+                case NodeKind::PrioritySelector:
+                case NodeKind::NonPrioritySelector: break;  // a child's Success is the selector's
+                case NodeKind::Sequence:
+                case NodeKind::Filter:
+                case NodeKind::ReactiveSequence: ends = nodes[c].next_sibling == kNoNode; break;  // its last child
+                default: ends = false; break;
+                }
+            }
+            nodes[i].success_ends_root = ends;
+        }
+        detail::RootRestart& plan = out->root_restart;
+        const NodeDef& root = nodes[0];
+        if ((root.kind != NodeKind::Selector && root.kind != NodeKind::ActiveSelector) || root.guard != 0xFFFF) return;
+        // One bool key against its expected value, and nothing else.
+        const auto single_key = [&](detail::PredRange r, detail::RootRestart::Skipped& into) {
+            if (r.count != 1 || out->predicates[r.first].op != PredOp::KeyIs) return false;
+            const PredInstr& in = out->predicates[r.first];
+            into.value_offset = static_cast<std::uint32_t>(out->schema.info(static_cast<KeyId>(in.arg)).offset);
+            into.expected = in.expected;
+            return true;
+        };
+        for (NodeIndex c = root.first_child; c != kNoNode; c = nodes[c].next_sibling) {
+            const NodeDef& d = nodes[c];
+            if (d.kind == NodeKind::Condition) return;  // evaluated as a step, not as a guard
+            if (d.guard == 0xFFFF) {
+                if (d.kind != NodeKind::Action) return;
+                plan.leaf = c;
+                plan.usable = true;
+                return;
+            }
+            const detail::GuardDef& g = out->guards[d.guard];
+            if (g.cooldown) return;
+            detail::RootRestart::Skipped skip{c, 0, true};
+            if (g.precondition.count != 0) {
+                if (g.condition_node_count != 0 || !single_key(g.precondition, skip)) return;
+            } else if (g.condition_node_count != 1 ||
+                       !single_key(nodes[out->guard_condition_nodes[g.first_condition_node]].predicate, skip)) {
+                return;
+            }
+            plan.skipped.push_back(skip);
+        }
+    }
 };
 
 }  // namespace
@@ -508,6 +564,7 @@ Tree detail::BuilderState::compile() {
     c.validate();
     c.build_watchers();
     c.build_layout();
+    c.build_move_paths();
     c.out->source = nodes;
     return Tree(std::move(c.out));
 }

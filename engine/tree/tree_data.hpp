@@ -94,6 +94,10 @@ struct NodeDef {
     NodeIndex first_body_child = kNoNode;  // first child that is not part of the node's guard
     std::uint32_t first_weight = 0;    // WeightedSelector: into TreeData::weights
     bool has_reactive_conditions = false;  // ReactiveSequence with condition children after its guard
+    /// Action: its Success ends every ancestor up to the root with Success and nothing else (each parent
+    /// is a selector, or a sequence of which it is the last child): the event scheduler's short path
+    /// for a resumed action (Runtime::end_resumed_run, "A completed move" in docs/semantics.md).
+    bool success_ends_root = false;
     std::string label;                 // action/condition name or user label
 };
 
@@ -165,6 +169,23 @@ struct KeyWatcher {
     bool reactive;
 };
 
+/// The event scheduler's short path for the root's restart (Runtime::restart_root_plainly), decided
+/// when the tree is compiled: the root is a Selector or ActiveSelector without a guard of its own, and
+/// its first children are each guarded by one bool key (`check(key)` as a leading condition, or a
+/// precondition `is(key)`), up to the first child without a guard, an action: the leaf a restart
+/// starts while every one of those guards is false. Read-only, shared by every agent of the tree.
+struct RootRestart {
+    /// One guarded child the restart passes over when its key does not hold its expected value.
+    struct Skipped {
+        NodeIndex node;
+        std::uint32_t value_offset;  // the bool key's offset among the blackboard's values
+        bool expected;
+    };
+    bool usable = false;
+    NodeIndex leaf = kNoNode;
+    std::vector<Skipped> skipped;  // in child order
+};
+
 struct TreeData {
     std::string name;
     std::vector<NodeDef> nodes;
@@ -183,6 +204,7 @@ struct TreeData {
     std::vector<NodeIndex> timer_nodes;      // Wait, Timeout, Delay, Cooldown
     std::vector<KeyWatcher> recheck_watchers;   // guards / reactive sequences reading the world
     std::int64_t recheck_interval = 0;          // smallest re-check interval among them (0: none)
+    RootRestart root_restart;                   // the root restart's short path, when the tree allows it
     AgentLayout layout;
     std::vector<SourceNode> source;          // source[0] is the root
     std::vector<std::string> source_key_order;  // declared keys (names), for subtree inlining

@@ -462,7 +462,15 @@ std::size_t World::resume_all(std::span<const ResumeHandle> handles, Status stat
             const std::uint32_t ahead = handles[i + kBlocksAhead].agent.index;
             if (ahead < slot_count_ && slot(ahead).agent) detail::EngineAccess::prefetch_state(*slot(ahead).agent);
         }
-        accepted += resume(handles[i], status) ? 1 : 0;
+        // resume(handles[i], status), with its once-per-call checks (the phase, the status) done above
+        // and World::agent's checks of the handle inline.
+        const ResumeHandle& h = handles[i];
+        const std::uint32_t index = h.agent.index;
+        Agent* a = nullptr;
+        if (index < slot_count_ && schedule(index).state == State::Live && record(index).generation == h.agent.generation)
+            a = &*slot(index).agent;
+        if (a && a->serial() == h.agent_serial) accepted += a->resume(h, status) ? 1 : 0;
+        else if (input_observer_) input_observer_->on_resume(h, status, false);
     }
     return accepted;
 }

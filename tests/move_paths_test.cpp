@@ -1,0 +1,256 @@
+// A completed latent move and the restart after it (docs/semantics.md, "A completed move"): the event
+// scheduler ends a resumed action with its ancestors, and restarts a root whose guarded first
+// children stay false, on short paths decided when the tree is compiled, for agents without a trace
+// listener. These tests hold both paths to the general one: an agent with a listener (which always
+// takes the general path) gives the exact lifecycle trace, and an agent without one, driven the same
+// way, must have exactly the same state after every tick (the snapshot bytes of its whole engine
+// state: statuses, flags, queue ring, run ids, counters, clock), in trees where the paths apply and
+// in trees where they must not.
+#include "support/both_modes.hpp"
+
+#include <ebt/ebt.hpp>
+#include <ebt/snapshot.hpp>
+
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace ebt;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr Status kS = Status::Success;
+constexpr Status kF = Status::Failure;
+
+/// The actions of these trees: Walk, a latent move whose handle is kept per agent (by serial); Fight,
+/// running until aborted; Ends, a latent move with an onTerminate (which the short path does not take).
+struct Moves {
+    Registry registry;
+    std::map<std::uint64_t, ResumeHandle> walks;
+    int ends_terminated = 0;
+
+    Moves() {
+        registry.add_latent_action("Walk", [this](ActionContext& ctx, const ResumeHandle& h) { walks[ctx.agent().serial()] = h; });
+        registry.add_action("Fight", [](ActionContext&) { return Status::Running; });
+        LatentActionSpec ends;
+        ends.start = [this](ActionContext& ctx, const ResumeHandle& h) { walks[ctx.agent().serial()] = h; };
+        ends.on_terminate = [this](ActionContext&, Status) { ++ends_terminated; };
+        registry.add_latent_action("Ends", std::move(ends));
+    }
+    bool resume(Agent& agent, Status s) { return agent.resume(walks.at(agent.serial()), s); }
+};
+
+/// The move tree of the sweep's guard_b world: 0 ActiveSelector, 1 Sequence (guarded by its leading
+/// condition 2, check(enemy)), 3 Fight, 4 Walk.
+Tree guard_b_like(const Registry& registry, const char* walk = "Walk") {
+    return TreeBuilder("moves", registry)
+        .key<bool>("enemy")
+        .active_selector()
+            .sequence().check("enemy").action("Fight").back()
+            .action(walk)
+        .back()
+        .end();
+}
+
+/// Two agents of one tree driven alike: `traced` with a trace recorder (always the general path),
+/// `plain` without (the short paths where they apply).
+struct Pair {
+    test::TraceRecorder rec;
+    Agent traced;
+    Agent plain;
+    Pair(const Tree& tree, Mode mode, bool restart_on_end = true)
+        : traced(tree, AgentOptions{.mode = mode, .restart_on_end = restart_on_end, .listener = &rec}),
+          plain(tree, AgentOptions{.mode = mode, .restart_on_end = restart_on_end}) {}
+
+    /// Ticks both and checks that they agree in every byte of their state; returns the traced
+    /// agent's lifecycle trace of that tick.
+    std::string tick() {
+        const std::uint64_t tick = traced.ticks();
+        const Status a = traced.tick(100ms);
+        const Status b = plain.tick(100ms);
+        CHECK(a == b);
+        check_same();
+        return rec.tick(tick);
+    }
+    void check_same() {
+        CHECK(save_agent(traced) == save_agent(plain));
+        CHECK(traced.stats().guards_evaluated == plain.stats().guards_evaluated);
+        CHECK(traced.stats().nodes_visited == plain.stats().nodes_visited);
+        CHECK(traced.stats().updates == plain.stats().updates);
+        for (NodeIndex n = 0; n < traced.tree().size(); ++n) CHECK(traced.status(n) == plain.status(n));
+    }
+    void set(const char* key, bool v) {
+        traced.blackboard().set(key, v);
+        plain.blackboard().set(key, v);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("Move paths: a completed move and the restart after it, exact trace; the same state without a listener") {
+    test::in_both_modes([&](Mode mode) {
+        Moves m;
+        const Tree tree = guard_b_like(m.registry);
+        Pair p(tree, mode);
+        CHECK(p.tick() == "0:I 4:I");
+        CHECK(p.rec.all(0) == "0:I 1:G(false) 4:I");
+        for (int move = 0; move < 3; ++move) {
+            CAPTURE(move);
+            CHECK(p.tick() == "");  // suspended: nothing to do
+            REQUIRE(m.resume(p.traced, kS));
+            REQUIRE(m.resume(p.plain, kS));
+            p.check_same();
+            CHECK(p.tick() == "4:T(Success) 0:T(Success)");
+            CHECK(p.plain.status(0) == kS);
+            const std::uint64_t restart = p.traced.ticks();
+            CHECK(p.tick() == "0:I 4:I");  // the root restarts, its guard is false, the next move starts
+            CHECK(p.rec.all(restart) == "0:I 1:G(false) 4:I");
+            CHECK(p.plain.status(4) == Status::Running);
+        }
+        CHECK(p.plain.stats().guards_evaluated == (mode == Mode::Event ? 4u : 10u));  // polling: every tick
+        CHECK(p.plain.stats().updates == 0);
+    });
+}
+
+TEST_CASE("Move paths: where they must not apply, the general path gives the same state") {
+    test::in_both_modes([&](Mode mode) {
+        Moves m;
+        SUBCASE("the guard holds at the restart: the fight branch starts") {
+            Pair p(guard_b_like(m.registry), mode);
+            CHECK(p.tick() == "0:I 4:I");
+            REQUIRE(m.resume(p.traced, kS));
+            REQUIRE(m.resume(p.plain, kS));
+            CHECK(p.tick() == "4:T(Success) 0:T(Success)");
+            p.set("enemy", true);
+            p.check_same();
+            CHECK(p.tick() == "0:I 1:I 3:I 3:U");
+            CHECK(p.tick() == "3:U");
+        }
+        SUBCASE("a move that fails: the selector has no next child, the root fails") {
+            Pair p(guard_b_like(m.registry), mode);
+            CHECK(p.tick() == "0:I 4:I");
+            REQUIRE(m.resume(p.traced, kF));
+            REQUIRE(m.resume(p.plain, kF));
+            CHECK(p.tick() == "4:T(Failure) 0:T(Failure)");
+            CHECK(p.tick() == "0:I 4:I");
+        }
+        SUBCASE("a move with an onTerminate") {
+            Pair p(guard_b_like(m.registry, "Ends"), mode);
+            CHECK(p.tick() == "0:I 4:I");
+            REQUIRE(m.resume(p.traced, kS));
+            REQUIRE(m.resume(p.plain, kS));
+            CHECK(p.tick() == "4:T(Success) 0:T(Success)");
+            CHECK(m.ends_terminated == 2);
+            CHECK(p.tick() == "0:I 4:I");
+        }
+        SUBCASE("a move that is not its sequence's last child: the sequence moves on") {
+            // 0 Sequence, 1 Walk, 2 AlwaysSuccess
+            Pair p(TreeBuilder("walk-then", m.registry).sequence().action("Walk").always_success().back().end(), mode);
+            CHECK(p.tick() == "0:I 1:I");
+            REQUIRE(m.resume(p.traced, kS));
+            REQUIRE(m.resume(p.plain, kS));
+            CHECK(p.tick() == "1:T(Success) 2:I 2:U 2:T(Success) 0:T(Success)");
+            CHECK(p.tick() == "0:I 1:I");
+        }
+        SUBCASE("a move under an Inverter: the root fails") {
+            // 0 Inverter, 1 Walk
+            Pair p(TreeBuilder("inverted", m.registry).inverter().action("Walk").back().end(), mode);
+            CHECK(p.tick() == "0:I 1:I");
+            REQUIRE(m.resume(p.traced, kS));
+            REQUIRE(m.resume(p.plain, kS));
+            CHECK(p.tick() == "1:T(Success) 0:T(Failure)");
+            CHECK(p.tick() == "0:I 1:I");
+        }
+        SUBCASE("a root Sequence restarts through the general path; a move as the last child ends it") {
+            // 0 Sequence, 1 AlwaysSuccess, 2 Walk
+            Pair p(TreeBuilder("then-walk", m.registry).sequence().always_success().action("Walk").back().end(), mode);
+            CHECK(p.tick() == "0:I 1:I 1:U 1:T(Success) 2:I");
+            REQUIRE(m.resume(p.traced, kS));
+            REQUIRE(m.resume(p.plain, kS));
+            CHECK(p.tick() == "2:T(Success) 0:T(Success)");
+            CHECK(p.tick() == "0:I 1:I 1:U 1:T(Success) 2:I");
+        }
+        SUBCASE("a root that does not restart: the agent stops") {
+            Pair p(guard_b_like(m.registry), mode, /*restart_on_end=*/false);
+            CHECK(p.tick() == "0:I 4:I");
+            REQUIRE(m.resume(p.traced, kS));
+            REQUIRE(m.resume(p.plain, kS));
+            CHECK(p.tick() == "4:T(Success) 0:T(Success)");
+            CHECK(p.tick() == "");
+            CHECK(p.plain.status(0) == kS);
+            CHECK_FALSE(p.plain.has_pending_work());
+        }
+        SUBCASE("an abort between the move's two ticks") {
+            Pair p(guard_b_like(m.registry), mode);
+            CHECK(p.tick() == "0:I 4:I");
+            REQUIRE(m.resume(p.traced, kS));
+            REQUIRE(m.resume(p.plain, kS));
+            CHECK(p.tick() == "4:T(Success) 0:T(Success)");
+            p.traced.abort();
+            p.plain.abort();
+            p.check_same();
+            CHECK(p.tick() == "0:I 4:I");
+        }
+    });
+}
+
+TEST_CASE("Move paths: a snapshot in the middle of a move restores and runs on the same") {
+    Moves m;
+    const Tree tree = guard_b_like(m.registry);
+    Agent agent(tree, {.mode = Mode::Event});
+    agent.tick(100ms);
+    REQUIRE(m.resume(agent, kS));
+    const std::vector<std::byte> resumed = save_agent(agent);  // resumed, not yet ended
+    agent.tick(100ms);
+    const std::vector<std::byte> ended = save_agent(agent);    // ended, the restart pending
+    agent.tick(100ms);
+    const std::vector<std::byte> restarted = save_agent(agent);
+
+    Agent from_resumed = restore_agent(tree, resumed);
+    from_resumed.tick(100ms);
+    CHECK(save_agent(from_resumed) == ended);
+    from_resumed.tick(100ms);
+    CHECK(save_agent(from_resumed) == restarted);
+    CHECK(from_resumed.status(4) == Status::Running);
+
+    Agent from_ended = restore_agent(tree, ended);
+    from_ended.tick(100ms);
+    CHECK(save_agent(from_ended) == restarted);
+}
+
+TEST_CASE("Move paths: through a World, the frame metrics are those of the general path") {
+    Moves m;
+    const Tree tree = guard_b_like(m.registry);
+    test::TraceRecorder rec;
+    World traced, plain;
+    std::vector<AgentHandle> t_agents, p_agents;
+    for (std::uint64_t i = 0; i < 8; ++i) {
+        t_agents.push_back(traced.spawn(tree, {.mode = Mode::Event, .seed = i, .listener = &rec}));
+        p_agents.push_back(plain.spawn(tree, {.mode = Mode::Event, .seed = i}));
+    }
+    for (int frame = 0; frame < 12; ++frame) {
+        CAPTURE(frame);
+        if (frame % 3 == 1) {
+            std::vector<ResumeHandle> t_moves, p_moves;
+            for (std::size_t i = 0; i < t_agents.size(); i += 1 + static_cast<std::size_t>(frame % 2)) {
+                t_moves.push_back(m.walks.at(traced.at(t_agents[i]).serial()));
+                p_moves.push_back(m.walks.at(plain.at(p_agents[i]).serial()));
+            }
+            CHECK(traced.resume_all(t_moves, kS) == t_moves.size());
+            CHECK(plain.resume_all(p_moves, kS) == p_moves.size());
+        }
+        const FrameMetrics a = traced.step(50ms);
+        const FrameMetrics b = plain.step(50ms);
+        CHECK(a.agents_stepped == b.agents_stepped);
+        CHECK(a.events_handled == b.events_handled);
+        CHECK(a.guards_evaluated == b.guards_evaluated);
+        CHECK(a.behaviors_updated == b.behaviors_updated);
+        CHECK(a.timers_fired == b.timers_fired);
+        for (std::size_t i = 0; i < t_agents.size(); ++i) CHECK(save_agent(traced.at(t_agents[i])) == save_agent(plain.at(p_agents[i])));
+    }
+}
