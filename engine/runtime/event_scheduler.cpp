@@ -143,6 +143,10 @@ void Runtime::collect_due_timers() {
 void Runtime::event_tick() {
     if (a.clock_ >= a.next_deadline_) collect_due_timers();
     if (a.queue_size_ == 2 && single_entry_tick()) return;
+    event_loop();
+}
+
+void Runtime::event_loop() {
     std::uint16_t* q = queue();
     // An abort() due during the tick (stopping) ends the loop; Agent::tick carries it out and puts
     // the marker back.
@@ -193,7 +197,10 @@ bool Runtime::single_entry_tick() {
         }
         return false;
     }
-    const Status s = run_update(n);
+    return single_update_done(n, head, run_update(n));
+}
+
+bool Runtime::single_update_done(NodeIndex n, std::uint16_t head, Status s) {
     if (s == Status::Running && !has(n, kSuspended | kQueued) && a.queue_size_ == 1) {
         a.queue_head_ = head;  // [n, marker], as before
         a.queue_size_ = 2;

@@ -156,6 +156,9 @@ struct Runtime {
     Outcome update_leaf(NodeIndex n);  // returns the outcome; the caller reacts
     void step_leaf(NodeIndex n);       // updates a running leaf and notifies its parent when it ends
     Status run_update(NodeIndex n);    // update_leaf's first half: the user's update, counted and traced
+    /// run_update's part after the user's update returned `s` (ok) or threw (not ok, its Error event
+    /// already emitted): counted, checked and traced. Agent::tick_in_world's lean path goes on here.
+    Status finish_update(NodeIndex n, bool ok, Status s);
     Outcome leaf_outcome(NodeIndex n, Status s);  // its second half: re-queue, or end the leaf
     void notify_parent(NodeIndex n, Outcome o);   // step_leaf's reaction to an ended leaf
     void fire_timer(NodeIndex n);
@@ -191,6 +194,14 @@ struct Runtime {
     // ---- event scheduler (event_scheduler.cpp) --------------------------------------------------------
     void event_tick();
     bool single_entry_tick();  // the tick of a queue holding one node: true when the tick is done
+    /// single_entry_tick's end after the update of its running action `n` returned `s` (`head`: where
+    /// the queue's head was before `n` was popped). True when the tick is done; otherwise event_loop()
+    /// pops what is left of this tick's queue.
+    bool single_update_done(NodeIndex n, std::uint16_t head, Status s);
+    void event_loop();  // pops and processes this tick's entries up to the end-of-frame marker
+    /// The end of every tick: an abort() asked for during it carried out, the walk position and tick
+    /// count moved on. Returns the root's status.
+    Status finish_tick();
     /// Work flags that keep a queued node from being a plain per-frame update.
     static constexpr std::uint16_t kPendingWork = kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     void process(NodeIndex n);   // pops' bookkeeping (walk position, counts), then the node's work
