@@ -207,15 +207,19 @@ Status Agent::tick_numbered(std::uint64_t tick, Duration dt, FrameMetrics* frame
     if (dt.count() > limits::kMaxClockMicroseconds - clock_)
         throw UsageError("Agent::tick(): a dt of " + std::to_string(dt.count()) +
                          " us would move the agent clock past its limit (2^61 us, about 73,000 years)");
-    TickScope scope(in_tick_);
-    ticks_ = tick;
-    clock_ += dt.count();
-    walk_pos_ = -1;
-    Runtime rt(*this);
+    return Runtime::checked_tick(*this, tick, dt, frame);
+}
+
+Status detail::Runtime::checked_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics* frame) {
+    TickScope scope(agent.in_tick_);
+    agent.ticks_ = tick;
+    agent.clock_ += dt.count();
+    agent.walk_pos_ = -1;
+    Runtime rt(agent);
     rt.dt = dt;
     rt.frame = frame;
-    if (!stopped_) {
-        if (mode_ == Mode::Polling) rt.poll_tick();
+    if (!agent.stopped_) {
+        if (agent.mode_ == Mode::Polling) rt.poll_tick();
         else rt.event_tick();
     }
     return rt.finish_tick();
@@ -264,21 +268,25 @@ namespace {
 // re-checks what the World guarantees at every level. This path reads only what that tick needs and
 // leaves every counter, clock, queue entry and flag as the general path would; whatever else
 // happens goes on through the general path's own functions from the same point:
-//   - before anything changes, an agent whose tick is not such a tick (or whose tick would throw a
-//     UsageError) is ticked by tick_numbered, which throws the same errors;
+//   - before anything changes, a tick that tick_numbered would refuse goes to tick_numbered, which
+//     throws the same UsageError; any other tick that is not such a tick goes to
+//     Runtime::checked_tick (tick_numbered less its checks, which have passed);
 //   - after the update, anything but "Running, nothing else changed" (the update threw, returned
 //     another status, suspended, queued work, asked for an abort, or a trace listener is now set)
 //     goes on in a Runtime from the update's return: finish_update, single_update_done, event_loop,
 //     finish_tick, as single_entry_tick and tick_numbered would.
 void Agent::tick_in_world(std::uint64_t tick, Duration dt, FrameMetrics& frame) {
-    // One test each for what tick_numbered would refuse and for what the lean path does not do: an
+    // First what tick_numbered refuses (it throws the UsageError), then one test each for what the
+    // lean path does not do; those ticks go to the general path without its checks made again. An
     // agent with a trace listener (its own, or its World's forwarder) always takes the general path,
-    // which reports every event. A moved-from agent has no block; dt < next_deadline_ - clock_ keeps the deadlines out of this
-    // tick (the general path's collect_due_timers) and, as next_deadline_ - clock_ <= kNever, the
-    // clock below its limit too once dt <= kMaxClockMicroseconds - clock_ is checked.
-    if (!block_ || mode_ != Mode::Event || listener_ || in_tick_ || stopped_ || queue_size_ != 2 || tick < ticks_ || dt.count() < 0 ||
-        dt.count() >= next_deadline_ - clock_ || dt.count() > limits::kMaxClockMicroseconds - clock_) {
+    // which reports every event; dt < next_deadline_ - clock_ keeps the deadlines out of the tick
+    // (the general path's collect_due_timers).
+    if (!block_ || in_tick_ || tick < ticks_ || dt.count() < 0 || dt.count() > limits::kMaxClockMicroseconds - clock_) {
         tick_numbered(tick, dt, &frame);
+        return;
+    }
+    if (mode_ != Mode::Event || listener_ || stopped_ || queue_size_ != 2 || dt.count() >= next_deadline_ - clock_) {
+        Runtime::checked_tick(*this, tick, dt, &frame);
         return;
     }
     const detail::TreeData& t = detail::EngineAccess::tree_data(tree_);
@@ -287,14 +295,14 @@ void Agent::tick_in_world(std::uint64_t tick, Duration dt, FrameMetrics& frame) 
     const std::uint16_t head = queue_head_;
     const NodeIndex n = q[head];
     if (n == detail::kQueueMarker) {
-        tick_numbered(tick, dt, &frame);
+        Runtime::checked_tick(*this, tick, dt, &frame);
         return;
     }
     std::uint16_t& flags = reinterpret_cast<std::uint16_t*>(b + t.layout.flags_offset)[n];
     const detail::NodeDef& d = t.nodes[n];
     if ((flags & Runtime::kPendingWork) != 0 || d.kind != NodeKind::Action ||
         reinterpret_cast<const Status*>(b + t.layout.status_offset)[n] != Status::Running) {
-        tick_numbered(tick, dt, &frame);
+        Runtime::checked_tick(*this, tick, dt, &frame);
         return;
     }
     // From here on the state is what the general path leaves when it calls the update: the tick

@@ -146,23 +146,6 @@ void Runtime::event_tick() {
     event_loop();
 }
 
-void Runtime::event_loop() {
-    std::uint16_t* q = queue();
-    // An abort() due during the tick (stopping) ends the loop; Agent::tick carries it out and puts
-    // the marker back.
-    while (!stopping) {
-        const std::uint16_t n = q[a.queue_head_];
-        a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
-        --a.queue_size_;
-        if (n == kQueueMarker) {
-            q[queue_slot(a.queue_size_)] = kQueueMarker;  // the marker goes back at the end
-            ++a.queue_size_;
-            return;
-        }
-        process(n);
-    }
-}
-
 // Most ticks of an event agent find one node queued in front of the marker: a running action's
 // per-frame update (Patrol, every frame), a resumed action that ends (a completed move), or the
 // root's restart on the tick after its run ended. That node is popped and its work done here, as the

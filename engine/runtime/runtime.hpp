@@ -198,10 +198,30 @@ struct Runtime {
     /// the queue's head was before `n` was popped). True when the tick is done; otherwise event_loop()
     /// pops what is left of this tick's queue.
     bool single_update_done(NodeIndex n, std::uint16_t head, Status s);
-    void event_loop();  // pops and processes this tick's entries up to the end-of-frame marker
+    /// Pops and processes this tick's entries up to the end-of-frame marker. Defined here so that
+    /// event_tick keeps it inline; the lean World tick's continuation (agent.cpp) calls it too.
+    void event_loop() {
+        std::uint16_t* q = queue();
+        // An abort() due during the tick (stopping) ends the loop; Agent::tick carries it out and puts
+        // the marker back.
+        while (!stopping) {
+            const std::uint16_t n = q[a.queue_head_];
+            a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
+            --a.queue_size_;
+            if (n == kQueueMarker) {
+                q[queue_slot(a.queue_size_)] = kQueueMarker;  // the marker goes back at the end
+                ++a.queue_size_;
+                return;
+            }
+            process(n);
+        }
+    }
     /// The end of every tick: an abort() asked for during it carried out, the walk position and tick
     /// count moved on. Returns the root's status.
     Status finish_tick();
+    /// A tick of `agent` once tick_numbered's checks have passed: the clock and tick number moved on,
+    /// the mode's tick run, finish_tick(). tick_numbered and the lean World tick's fallback call it.
+    static Status checked_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics* frame);
     /// Work flags that keep a queued node from being a plain per-frame update.
     static constexpr std::uint16_t kPendingWork = kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     void process(NodeIndex n);   // pops' bookkeeping (walk position, counts), then the node's work
