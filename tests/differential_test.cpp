@@ -40,6 +40,9 @@ struct PendingResume {
 struct Harness {
     std::vector<PendingResume> pending;
     long resumed = 0, stale = 0, resumed_inside = 0, writes_in_action = 0;
+    /// Every update call as its action saw it (node, tick, clock, dt, its count, the agent's stats):
+    /// a record that needs no trace listener (the World-stepped differential below).
+    std::vector<std::string> calls;
 
     void resume_due(Agent& agent, std::uint64_t tick, bool inside) {
         for (std::size_t i = 0; i < pending.size();) {
@@ -84,6 +87,10 @@ ActionSpec scripted(const Script& script) {
         int& n = ctx.memory<int>();
         ++n;
         Harness& h = harness_of(ctx.agent());
+        const AgentStats& st = ctx.agent().stats();
+        h.calls.push_back(std::to_string(ctx.node()) + " tick " + std::to_string(ctx.tick()) + " now " +
+                          std::to_string(ctx.now()) + " dt " + std::to_string(ctx.dt().count()) + " n " + std::to_string(n) +
+                          " visited " + std::to_string(st.nodes_visited) + " updates " + std::to_string(st.updates));
         if (script.write_key >= 0 && script.toggle) {
             ctx.blackboard().set(kKeyNames[script.write_key], !ctx.blackboard().get<bool>(kKeyNames[script.write_key]));
             ++h.writes_in_action;
@@ -495,4 +502,107 @@ TEST_CASE("differential: polling and event mode produce identical traces on rand
         CAPTURE(std::string(r));
         CHECK(cov.counts[r] > 0);
     }
+}
+
+// The same random trees stepped by Worlds (issue 13's lean path of a World's quiet tick, Agent::tick_in_world,
+// is taken only by an event-mode agent without a trace listener): three Worlds run the same agents
+// frame by frame: event mode without listeners (the lean path wherever it applies), event mode with a
+// listener on each agent (every tick on the general path), and polling mode with listeners. Two agents
+// per World, one ticked every frame and one every second frame (LOD: its dt accumulates). Compared:
+// every frame's FrameMetrics, every node's status, stats, clock, tick count, next deadline and
+// blackboard of the two event Worlds, each update call as the action saw it, and a snapshot of each
+// agent every 10 frames; the lifecycle traces of event and polling mode through a World.
+namespace {
+
+struct WorldRun {
+    std::vector<test::TraceRecorder> recorders = std::vector<test::TraceRecorder>(2);
+    std::vector<Harness> harnesses = std::vector<Harness>(2);
+    std::vector<std::string> frames;  // per frame: metrics and every agent's observable state
+    World world;                      // (destroyed first: its agents use the recorders)
+    std::vector<AgentHandle> agents;
+
+    WorldRun(const Tree& tree, Mode mode, bool listen, std::uint64_t seed) {
+        for (std::uint32_t i = 0; i < 2; ++i) {
+            agents.push_back(world.spawn(tree, {.mode = mode, .seed = seed + i, .listener = listen ? &recorders[i] : nullptr,
+                                                .tick_interval = i + 1}));
+            ::harnesses()[world.at(agents[i]).serial()] = &harnesses[i];
+        }
+    }
+    ~WorldRun() {
+        for (AgentHandle h : agents) ::harnesses().erase(world.at(h).serial());
+    }
+
+    void frame(int tick, const WriteScript& script, bool snapshot) {
+        for (std::uint32_t i = 0; i < 2; ++i) {
+            Agent& a = world.at(agents[i]);
+            for (auto [k, v] : script.writes[static_cast<std::size_t>(tick)]) a.blackboard().set(kKeyNames[k], v);
+            harnesses[i].resume_due(a, world.frame(), false);
+        }
+        const FrameMetrics m = world.step(100ms);
+        std::ostringstream out;
+        out << "frame " << m.frame << " stepped " << m.agents_stepped << " updated " << m.behaviors_updated << " guards "
+            << m.guards_evaluated << " events " << m.events_handled << " timers " << m.timers_fired << ";";
+        for (AgentHandle h : agents) {
+            const Agent& a = world.at(h);
+            out << " [now " << a.now() << " ticks " << a.ticks() << " deadline " << a.next_deadline() << " pending "
+                << a.has_pending_work() << " stats " << a.stats().nodes_visited << "/" << a.stats().guards_evaluated << "/"
+                << a.stats().updates << "/" << a.stats().timers_fired << " statuses";
+            for (NodeIndex n = 0; n < a.tree().size(); ++n) out << " " << static_cast<int>(a.status(n));
+            out << " keys";
+            for (const char* key : kKeyNames) out << " " << a.blackboard().get<bool>(key);
+            if (snapshot) {
+                out << " snapshot";
+                for (std::byte byte : save_agent(a)) out << " " << static_cast<int>(byte);
+            }
+            out << "]";
+        }
+        frames.push_back(out.str());
+    }
+};
+
+}  // namespace
+
+TEST_CASE("differential: a World's lean quiet tick changes nothing the general path would not (random trees, both modes)") {
+    const long seeds = seeds_to_run() / 4;
+    Coverage cov;
+    Registry registry;
+    registry.add_condition("IsSet", [](const ConditionContext& c) { return c.in<bool>(0); }, {port<bool>("flag")});
+    long quiet_ticks = 0;
+    for (long seed = only_seed() ? only_seed() : 1; seed <= (only_seed() ? only_seed() : seeds); ++seed) {
+        Generator gen{std::mt19937_64(static_cast<std::uint64_t>(seed)), cov, registry};
+        TreeBuilder b("random-" + std::to_string(seed), registry);
+        for (int k = 0; k < kKeys; ++k) b.key<bool>(kKeyNames[k], gen.chance(50));
+        gen.node(b, 0, NodeKind::Action);
+        const Tree tree = b.end();
+        WriteScript script;
+        script.writes.resize(kTicks);
+        for (auto& w : script.writes)
+            while (gen.chance(20)) w.emplace_back(gen.pick(kKeys), gen.chance(50));
+
+        WorldRun lean(tree, Mode::Event, false, static_cast<std::uint64_t>(seed));
+        WorldRun general(tree, Mode::Event, true, static_cast<std::uint64_t>(seed));
+        WorldRun polling(tree, Mode::Polling, true, static_cast<std::uint64_t>(seed));
+        for (int tick = 0; tick < kTicks; ++tick) {
+            const bool snapshot = tick % 10 == 9;
+            lean.frame(tick, script, snapshot);
+            general.frame(tick, script, snapshot);
+            polling.frame(tick, script, false);
+            CAPTURE(seed);
+            CAPTURE(tick);
+            REQUIRE(lean.frames.back() == general.frames.back());
+        }
+        for (std::size_t i = 0; i < 2; ++i) {
+            CAPTURE(seed);
+            CAPTURE(i);
+            REQUIRE(lean.harnesses[i].calls == general.harnesses[i].calls);
+            REQUIRE(general.recorders[i].lifecycle() == polling.recorders[i].lifecycle());
+            // Ticks of the general run whose only event was one Running update: the lean path's ticks.
+            std::map<std::uint64_t, std::vector<const TraceEvent*>> by_tick;
+            for (const auto& en : general.recorders[i].entries) by_tick[en.event.tick].push_back(&en.event);
+            for (const auto& [t, events] : by_tick)
+                if (events.size() == 1 && events[0]->kind == TraceKind::Update && events[0]->status == Status::Running) ++quiet_ticks;
+        }
+    }
+    MESSAGE("World-stepped differential: " << seeds << " seeds x " << kTicks << " frames; quiet ticks " << quiet_ticks);
+    CHECK(quiet_ticks > seeds);
 }

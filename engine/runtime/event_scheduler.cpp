@@ -143,20 +143,7 @@ void Runtime::collect_due_timers() {
 void Runtime::event_tick() {
     if (a.clock_ >= a.next_deadline_) collect_due_timers();
     if (a.queue_size_ == 2 && single_entry_tick()) return;
-    std::uint16_t* q = queue();
-    // An abort() due during the tick (stopping) ends the loop; Agent::tick carries it out and puts
-    // the marker back.
-    while (!stopping) {
-        const std::uint16_t n = q[a.queue_head_];
-        a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
-        --a.queue_size_;
-        if (n == kQueueMarker) {
-            q[queue_slot(a.queue_size_)] = kQueueMarker;  // the marker goes back at the end
-            ++a.queue_size_;
-            return;
-        }
-        process(n);
-    }
+    event_loop();
 }
 
 // Most ticks of an event agent find one node queued in front of the marker: a running action's
@@ -190,7 +177,10 @@ bool Runtime::single_entry_tick() {
     count_visit();
     const auto work = static_cast<std::uint16_t>(flags & kPendingWork);
     if (work != 0 || def(n).kind != NodeKind::Action || !running(n)) return single_entry_work(n, work);
-    const Status s = run_update(n);
+    return single_update_done(n, head, run_update(n));
+}
+
+bool Runtime::single_update_done(NodeIndex n, std::uint16_t head, Status s) {
     if (s == Status::Running && !has(n, kSuspended | kQueued) && a.queue_size_ == 1) {
         a.queue_head_ = head;  // [n, marker], as before
         a.queue_size_ = 2;

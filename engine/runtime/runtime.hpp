@@ -156,6 +156,9 @@ struct Runtime {
     Outcome update_leaf(NodeIndex n);  // returns the outcome; the caller reacts
     void step_leaf(NodeIndex n);       // updates a running leaf and notifies its parent when it ends
     Status run_update(NodeIndex n);    // update_leaf's first half: the user's update, counted and traced
+    /// run_update's part after the user's update returned `s` (ok) or threw (not ok, its Error event
+    /// already emitted): counted, checked and traced. Agent::tick_in_world's lean path goes on here.
+    Status finish_update(NodeIndex n, bool ok, Status s);
     Outcome leaf_outcome(NodeIndex n, Status s);  // its second half: re-queue, or end the leaf
     void notify_parent(NodeIndex n, Outcome o);   // step_leaf's reaction to an ended leaf
     void fire_timer(NodeIndex n);
@@ -200,6 +203,34 @@ struct Runtime {
     void event_tick();
     bool single_entry_tick();  // the tick of a queue holding one node: true when the tick is done
     bool single_entry_work(NodeIndex n, std::uint16_t work);  // its node's work other than a plain update
+    /// single_entry_tick's end after the update of its running action `n` returned `s` (`head`: where
+    /// the queue's head was before `n` was popped). True when the tick is done; otherwise event_loop()
+    /// pops what is left of this tick's queue.
+    bool single_update_done(NodeIndex n, std::uint16_t head, Status s);
+    /// Pops and processes this tick's entries up to the end-of-frame marker. Defined here so that
+    /// event_tick keeps it inline; the lean World tick's continuation (agent.cpp) calls it too.
+    void event_loop() {
+        std::uint16_t* q = queue();
+        // An abort() due during the tick (stopping) ends the loop; Agent::tick carries it out and puts
+        // the marker back.
+        while (!stopping) {
+            const std::uint16_t n = q[a.queue_head_];
+            a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
+            --a.queue_size_;
+            if (n == kQueueMarker) {
+                q[queue_slot(a.queue_size_)] = kQueueMarker;  // the marker goes back at the end
+                ++a.queue_size_;
+                return;
+            }
+            process(n);
+        }
+    }
+    /// The end of every tick: an abort() asked for during it carried out, the walk position and tick
+    /// count moved on. Returns the root's status.
+    Status finish_tick();
+    /// A tick of `agent` once tick_numbered's checks have passed: the clock and tick number moved on,
+    /// the mode's tick run, finish_tick(). tick_numbered and the lean World tick's fallback call it.
+    static Status checked_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics* frame);
     /// Work flags that keep a queued node from being a plain per-frame update.
     static constexpr std::uint16_t kPendingWork = kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     void process(NodeIndex n);   // pops' bookkeeping (walk position, counts), then the node's work

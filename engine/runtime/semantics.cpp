@@ -571,6 +571,10 @@ Status Runtime::run_update(NodeIndex n) {
     ActionContext ctx = action_context(n);
     Status s = Status::Failure;
     const bool ok = contained(n, [&] { s = spec.update(ctx); });
+    return finish_update(n, ok, s);
+}
+
+Status Runtime::finish_update(NodeIndex n, bool ok, Status s) {
     if (stopping) return Status::Running;  // a listener on its Error event asked for an abort
     count_update();
     if (ok && s != Status::Running && s != Status::Success && s != Status::Failure) {

@@ -627,10 +627,10 @@ inline void World::tick_agent(Slot& s, FrameMetrics& m) {
     Agent& a = *s.agent;
     const Duration dt(now_ - s.last_time);
     s.last_time = now_;
-    // tick_numbered() checks what game code could have broken: a tick number behind the agent's (it
-    // was ticked by hand), a tick of the same agent already running, a moved-from agent. The agent
-    // adds its tick's counts to `m` itself.
-    detail::EngineAccess::tick_numbered(a, frame_, dt, &m);
+    // The tick checks what game code could have broken: a tick number behind the agent's (it was
+    // ticked by hand), a tick of the same agent already running, a moved-from agent. The agent adds
+    // its tick's counts to `m` itself. tick_in_world is tick_numbered with a lean path for a quiet tick.
+    detail::EngineAccess::tick_in_world(a, frame_, dt, m);
     ++m.agents_stepped;
 }
 

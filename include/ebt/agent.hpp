@@ -209,6 +209,10 @@ private:
     /// skip idle frames stay comparable). `tick` must not go backwards. The tick's counts (updates,
     /// guards, events, timers) are also added to `frame` when given (the World's frame metrics).
     Status tick_numbered(std::uint64_t tick, Duration dt, FrameMetrics* frame = nullptr);
+    /// Embedding: a World's tick of the agent, the same as tick_numbered(tick, dt, &frame) in every
+    /// effect and error, with a lean path for the quiet event-mode tick whose only work is updating
+    /// its running action again (engine/runtime/agent.cpp).
+    void tick_in_world(std::uint64_t tick, Duration dt, FrameMetrics& frame);
     // Hot reload (defined in engine/world/reload.cpp; a World calls them through EngineAccess):
     /// Ends the run between ticks as abort() does (running nodes Aborted, leaves first, heard by the
     /// listener), without telling the host: the agent is about to be replaced.

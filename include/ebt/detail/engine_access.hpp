@@ -70,6 +70,10 @@ struct EngineAccess {
     static Status tick_numbered(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics* frame = nullptr) {
         return agent.tick_numbered(tick, dt, frame);
     }
+    /// A World's tick: tick_numbered(agent, tick, dt, &frame) with the lean path of a quiet tick.
+    static void tick_in_world(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame) {
+        agent.tick_in_world(tick, dt, frame);
+    }
     /// Hot reload (World::reload, engine/world/reload.cpp): see the Agent members of the same names.
     static void end_run_for_reload(Agent& agent) { agent.end_run_for_reload(); }
     static void continue_from(Agent& fresh, const Agent& old, const std::vector<std::pair<KeyId, KeyId>>& carried) {
