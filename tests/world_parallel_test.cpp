@@ -161,7 +161,7 @@ std::string lifecycle(const test::TraceRecorder& recorder) {
 struct Outcome {
     std::vector<std::uint64_t> hashes;   // state_hash() after every frame
     std::vector<std::string> traces;     // each NPC's lifecycle trace
-    std::uint64_t stepped = 0, updated = 0, guards = 0, events = 0, timers = 0;
+    std::uint64_t stepped = 0, updated = 0, guards = 0, events = 0, timers = 0, waiting = 0;
     std::vector<std::uint64_t> snapshots;  // save_world() after every frame, hashed (when asked for)
     std::size_t most_timer_entries = 0;    // the largest timer heap seen after a frame
 };
@@ -169,10 +169,12 @@ struct Outcome {
 /// A random world: `agents` agents of 3 random trees on 2 teams; between frames the game writes
 /// keys, resumes suspended runs, despawns and spawns, all from the seed.
 /// With `sleepy`, its trees are sleepy_tree()s, and with `save_every_frame` the world is saved after
-/// every frame.
+/// every frame. With a `budget`, the world steps at most that many agents a frame (round robin), but
+/// none from frame 10 to 14, which steps them all.
 Outcome run_random_world(std::uint64_t seed, Mode mode, std::uint32_t threads, int agents, int frames,
-                         bool save_every_frame = false, bool sleepy = false) {
+                         bool save_every_frame = false, bool sleepy = false, std::uint32_t budget = 0) {
     World world(WorldOptions{.threads = threads});
+    world.set_agent_budget(budget);
     if (threads > 1) WorldParallelTestAccess::set_grain(world, 4);
     SharedBlackboard* teams[2] = {&world.create_shared("red"), &world.create_shared("blue")};
     const auto make_tree = [sleepy](std::uint64_t s) { return sleepy ? sleepy_tree(s) : random_tree(s); };
@@ -210,7 +212,9 @@ Outcome run_random_world(std::uint64_t seed, Mode mode, std::uint32_t threads, i
             }
         }
         if (f % 4 == 0) teams[f % 8 == 0 ? 0 : 1]->set("flag", f % 8 == 0);
+        if (budget != 0) world.set_agent_budget(f >= 10 && f < 15 ? 0 : budget);
         const FrameMetrics m = world.step(50ms);
+        out.waiting += m.agents_waiting;
         out.stepped += m.agents_stepped;
         out.updated += m.behaviors_updated;
         out.guards += m.guards_evaluated;
@@ -281,6 +285,36 @@ TEST_CASE("world parallel: agents going to sleep after their tick get the same a
                 CHECK(many.stepped == one.stepped);
                 CHECK(many.timers == one.timers);
                 CHECK(many.most_timer_entries <= 2 * agents + 64);
+            }
+        }
+    }
+}
+
+TEST_CASE("world parallel: with a budget and LOD, the same agents are stepped, round robin, at 1, 2, 4 and 8 threads") {
+    // A budget makes the calling thread choose the frame's agents (a list, from where the last frame
+    // stopped) before the phase; without one the phase's tasks find their own. The random world
+    // switches between the two (no budget in frames 10-14); a fifth of its agents tick every other
+    // frame (LOD). A budget makes the set of agents stepped depend on the mode (docs/world.md,
+    // "Frame budget"), so each mode is compared with itself at one thread.
+    for (std::uint64_t seed = 21; seed <= 23; ++seed) {
+        CAPTURE(seed);
+        for (const Mode mode : {Mode::Polling, Mode::Event}) {
+            CAPTURE(mode == Mode::Event);
+            const Outcome one = run_random_world(seed, mode, 1, 64, 30, true, seed == 23, 13);
+            CHECK(one.waiting > 0);  // the budget left agents over
+            for (const std::uint32_t threads : thread_counts()) {
+                if (threads == 1) continue;
+                CAPTURE(threads);
+                const Outcome many = run_random_world(seed, mode, threads, 64, 30, true, seed == 23, 13);
+                CHECK(many.snapshots == one.snapshots);  // awake bits, timers and the budget's cursor included
+                CHECK(many.hashes == one.hashes);
+                CHECK(many.traces == one.traces);
+                CHECK(many.stepped == one.stepped);
+                CHECK(many.waiting == one.waiting);
+                CHECK(many.updated == one.updated);
+                CHECK(many.guards == one.guards);
+                CHECK(many.events == one.events);
+                CHECK(many.timers == one.timers);
             }
         }
     }
@@ -671,5 +705,130 @@ TEST_CASE("world parallel: many agents writing one shared key in a frame: the la
             CAPTURE(f);
             CHECK(many[f] == one[f]);
         }
+    }
+}
+
+namespace {
+
+/// What an agent of the wake worlds does: `busy` agents run Work for ever (and at `poke_tick` write
+/// the `poked` key of each agent in `poke`, at `shout_tick` their team's alarm); the others finish
+/// Work at tick `work_until` and then sleep in a suspended action that nobody resumes, until a guard
+/// (their own `poked`, the team's alarm) wakes them to Respond.
+struct WakeRole {
+    bool busy = false;
+    std::uint64_t work_until = 0;
+    std::uint64_t poke_tick = ~std::uint64_t{0}, shout_tick = ~std::uint64_t{0};
+    std::vector<Agent*> poke;
+};
+
+struct WakeWorld {
+    World world;
+    Tree tree;
+    std::vector<WakeRole> roles;
+    std::vector<AgentHandle> handles;
+    std::vector<test::TraceRecorder> traces;
+    std::vector<std::uint64_t> hashes;  // after every frame
+
+    WakeWorld(std::uint32_t threads, std::size_t agents) : world(WorldOptions{.threads = threads}), roles(agents), traces(agents) {
+        if (threads > 1) WorldParallelTestAccess::set_grain(world, 2);  // tasks of 2 slots
+        static const Registry registry = [] {
+            Registry r;
+            ActionSpec work;
+            work.ports = {port<bool>("team.alarm")};
+            work.update = [](ActionContext& ctx) {
+                const WakeRole& role = ctx.user<WakeRole>();
+                if (ctx.tick() == role.poke_tick)
+                    for (Agent* other : role.poke) other->blackboard().set("poked", true);  // breaks the rule on purpose
+                if (ctx.tick() == role.shout_tick) ctx.out("team.alarm", true);
+                return role.busy || ctx.tick() < role.work_until ? Status::Running : Status::Success;
+            };
+            r.add_action("Work", work);
+            r.add_action("Respond", [](ActionContext&) { return Status::Running; });
+            r.add_latent_action("Sleep", [](ActionContext&, const ResumeHandle&) {});
+            return r;
+        }();
+        SharedBlackboard& team = world.create_shared("team");
+        tree = TreeBuilder("waker", registry)
+                   .key<bool>("poked")
+                   .shared_key<bool>("team", "alarm")
+                   .active_selector()
+                       .sequence().label("alarm").check("team.alarm", true).action("Respond").back()
+                       .sequence().label("poked").check("poked", true).action("Respond").back()
+                       .sequence().label("work").action("Work").action("Sleep").back()
+                   .back()
+                   .end();
+        for (std::size_t i = 0; i < agents; ++i)
+            handles.push_back(world.spawn(tree, {.listener = &traces[i], .user = &roles[i], .shared = {{"team", &team}}}));
+    }
+    Agent* agent(std::size_t i) { return world.agent(handles[i]); }
+    void run(int frames) {
+        for (int f = 0; f < frames; ++f) {
+            world.step(50ms);
+            hashes.push_back(world.state_hash());
+        }
+    }
+};
+
+}  // namespace
+
+TEST_CASE("world parallel: wakes across task ranges: a shared write wakes other tasks' agents next frame, a direct wake after the phase") {
+    // 64 agents in tasks of 2 slots; 8 of them busy (slots 5, 13, ..., 61), the rest asleep from their
+    // first tick. Slot 45's agent writes the `poked` key of slot 2 (asleep, an earlier slot) and of slot
+    // 60 (asleep, a later slot) at tick 2, breaking the threading rule (the two sleep in other tasks'
+    // ranges, so no tick races with the writes), and its team's alarm at tick 4. The alarm is
+    // published at the next step and wakes every agent, whatever task ticks it, in frame 5. Slot 2 is
+    // woken after its slot's turn at any thread count: it responds in frame 3. Slot 60 is stepped in
+    // frame 2 by one thread (a later slot woken during the frame); with several the wake waits for the
+    // end of the phase, so it responds in frame 3 (docs/world.md, "Threads").
+    const auto run = [](std::uint32_t threads) {
+        auto w = std::make_unique<WakeWorld>(threads, 64);
+        for (std::size_t i = 5; i < 64; i += 8) w->roles[i].busy = true;
+        w->roles[45].poke = {w->agent(2), w->agent(60)};
+        w->roles[45].poke_tick = 2;
+        w->roles[45].shout_tick = 4;
+        w->run(8);
+        return w;
+    };
+    const auto one = run(1);
+    const auto lifecycle_of = [](const WakeWorld& w, std::size_t i) { return lifecycle(w.traces[i]); };
+    // Nodes: 0 the active selector; 1 "alarm", 3 its Respond; 4 "poked", 6 its Respond; 7 "work", 8
+    // Work, 9 Sleep.
+    const std::string asleep = "0:0:I 0:7:I 0:8:I 0:8:U 0:8:T(Success) 0:9:I ";
+    const std::string alarm = "5:6:T(Aborted) 5:4:T(Aborted) 5:1:I 5:3:I 5:3:U 6:3:U 7:3:U ";
+    CHECK(lifecycle_of(*one, 2) == asleep + "3:9:T(Aborted) 3:7:T(Aborted) 3:4:I 3:6:I 3:6:U 4:6:U " + alarm);
+    CHECK(lifecycle_of(*one, 60) == asleep + "2:9:T(Aborted) 2:7:T(Aborted) 2:4:I 2:6:I 2:6:U 3:6:U 4:6:U " + alarm);
+    CHECK(lifecycle_of(*one, 7) == asleep + "5:9:T(Aborted) 5:7:T(Aborted) 5:1:I 5:3:I 5:3:U 6:3:U 7:3:U ");
+    for (const std::uint32_t threads : thread_counts()) {
+        if (threads == 1) continue;
+        CAPTURE(threads);
+        const auto many = run(threads);
+        for (std::size_t i = 0; i < 64; ++i) {
+            CAPTURE(i);
+            if (i == 60) CHECK(lifecycle_of(*many, i) == asleep + "3:9:T(Aborted) 3:7:T(Aborted) 3:4:I 3:6:I 3:6:U 4:6:U " + alarm);
+            else CHECK(lifecycle_of(*many, i) == lifecycle_of(*one, i));
+        }
+        // From frame 3 on, slot 60 is where it is with one thread: the same world.
+        CHECK(std::vector<std::uint64_t>(many->hashes.begin() + 3, many->hashes.end()) ==
+              std::vector<std::uint64_t>(one->hashes.begin() + 3, one->hashes.end()));
+    }
+}
+
+TEST_CASE("world parallel: an agent woken by another's tick after its own tick put it to sleep stays awake (wakes are applied after sleeps)") {
+    // Slot 0 finishes Work at tick 2 and goes to sleep (Sleep suspends); slot 1, later in the same frame,
+    // writes slot 0's `poked` key. With one thread the wake comes after slot 0's sleep and slot 0
+    // responds in frame 3; with several, the apply must put slot 0 to sleep first and then wake it.
+    // (Three agents: the phase runs on the calling thread, so that the write does not race with slot
+    // 0's tick.)
+    for (const std::uint32_t threads : thread_counts()) {
+        CAPTURE(threads);
+        WakeWorld w(threads, 3);
+        w.roles[0].work_until = 2;
+        w.roles[1].busy = true;
+        w.roles[2].busy = true;
+        w.roles[1].poke = {w.agent(0)};
+        w.roles[1].poke_tick = 2;
+        w.run(5);
+        // (Nodes as in the case above.)
+        CHECK(lifecycle(w.traces[0]) == "0:0:I 0:7:I 0:8:I 0:8:U 1:8:U 2:8:U 2:8:T(Success) 2:9:I 3:9:T(Aborted) 3:7:T(Aborted) 3:4:I 3:6:I 3:6:U 4:6:U ");
     }
 }

@@ -1,7 +1,8 @@
-// Parallel stepping of a World (World::set_threads > 1): the frame's agents are chosen in slot order
-// on the calling thread, ticked on the world's oneTBB task arena, and what their ticks leave for the
-// world (sleeping, timers, shared blackboard writes) is applied afterwards in slot order, so that the
-// result does not depend on the thread count (docs/world.md, "Threads").
+// Parallel stepping of a World (World::set_threads > 1): the tasks of the world's oneTBB task arena
+// each walk a range of slots and tick the agents they find awake there (with a budget: the agents the
+// calling thread chose, in slot order), and what their ticks leave for the world (sleeping, timers,
+// shared blackboard writes) is applied afterwards in slot order, task by task, so that the result
+// does not depend on the thread count (docs/world.md, "Threads").
 #include "world/parallel_state.hpp"
 #include "world/world_slot.hpp"
 
@@ -12,6 +13,7 @@
 #include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -30,12 +32,34 @@ struct TickScope {
     TickScope& operator=(const TickScope&) = delete;
 };
 
-/// Agents per task: enough that scheduling costs little beside ticking (an agent's tick is 20 ns to
-/// a few µs), few enough that 2-8 threads share a frame of a few thousand agents evenly.
+/// Slots (or, with a budget, chosen agents) per task at least: enough that scheduling costs little
+/// beside ticking (an agent's tick is 20 ns to a few µs), few enough that 2-8 threads share a frame of
+/// a few thousand agents evenly.
 constexpr std::size_t kGrain = 256;
-/// Frames that step fewer agents than this run their phase on the calling thread (same rules, same
+/// Frames with fewer awake agents than this run their phase on the calling thread (same rules, same
 /// buffering: only cheaper).
 constexpr std::size_t kInlineBelow = 2 * kGrain;
+
+/// While a task runs on a thread: what it adds to the thread's buffer (agents for the apply, shared
+/// writes) is kept as one TaskRecord, also when a tick throws out of the task.
+struct TaskScope {
+    detail::ParallelBuffer& buffer;
+    std::uint32_t order;
+    std::size_t agents_first;
+    TaskScope(detail::ParallelBuffer& b, std::uint32_t first) : buffer(b), order(first), agents_first(b.agents.size()) {
+        buffer.task_first_write = buffer.writes.size();
+    }
+    ~TaskScope() {
+        if (buffer.agents.size() > agents_first || buffer.writes.size() > buffer.task_first_write)
+            buffer.tasks.push_back(detail::TaskRecord{order, &buffer, static_cast<std::uint32_t>(agents_first),
+                                                      static_cast<std::uint32_t>(buffer.agents.size()),
+                                                      static_cast<std::uint32_t>(buffer.task_first_write),
+                                                      static_cast<std::uint32_t>(buffer.writes.size())});
+        buffer.task_first_write = buffer.writes.size();
+    }
+    TaskScope(const TaskScope&) = delete;
+    TaskScope& operator=(const TaskScope&) = delete;
+};
 constexpr std::uint32_t kMaxThreads = 256;
 
 }  // namespace
@@ -50,8 +74,8 @@ void detail::defer_shared_write(SharedBlackboard& blackboard, KeyId key, const v
     // that changes nothing (the common case: an agent keeping up a value, like the arena's attackers
     // their squad's alarm). No one writes a pending value during the phase.
     const bool same_as_pending = detail::values_equal(type, blackboard.pending_value(key), value);
-    if (buffer.writes.size() > buffer.block_first_write) {
-        // The block's last write was to the same key (an agent writing it twice, or the next agent
+    if (buffer.writes.size() > buffer.task_first_write) {
+        // The task's last write was to the same key (an agent writing it twice, or the next agent
         // of a squad): this one replaces it, as it would when both were applied in turn.
         DeferredSharedWrite& last = buffer.writes.back();
         if (last.blackboard == &blackboard && last.key == key) {
@@ -81,59 +105,91 @@ World::ParallelState::ParallelState(std::uint32_t threads)
                         : nullptr),
       arena(static_cast<int>(threads)), buffers(threads), grain(kGrain), inline_below(kInlineBelow) {}
 
-void World::ParallelState::tick_block(World& world, std::size_t begin, std::size_t end) {
-    static_cast<void>(phase.load(std::memory_order_acquire));  // (for TSan: see `phase`)
+detail::ParallelBuffer& World::ParallelState::this_thread_buffer() {
     const int thread = tbb::this_task_arena::current_thread_index();
-    detail::ParallelBuffer& buffer = buffers[thread < 0 ? 0 : static_cast<std::size_t>(thread)];
-    buffer.block_first_write = buffer.writes.size();
-    // The block's writes are kept as one run even when a tick throws out of it.
-    struct RunScope {
-        detail::ParallelBuffer& buffer;
-        std::size_t begin;
-        ~RunScope() {
-            if (buffer.writes.size() > buffer.block_first_write)
-                buffer.runs.push_back(detail::WriteRun{static_cast<std::uint32_t>(begin), &buffer,
-                                                       static_cast<std::uint32_t>(buffer.block_first_write),
-                                                       static_cast<std::uint32_t>(buffer.writes.size())});
-            buffer.block_first_write = buffer.writes.size();
-        }
-    };
-    {
-        RunScope run{buffer, begin};  // (kept before the release below, which publishes it)
-        for (std::size_t pos = begin; pos < end; ++pos) {
-            detail::ParallelTick tick{&world, step_list[pos], &buffer};
-            TickScope scope(tick);
-            world.tick_slot(tick.slot, buffer.metrics);
-            after_tick[pos] = settle_after_tick(world, pos, buffer);
-        }
-    }
-    blocks_done.fetch_add(1, std::memory_order_acq_rel);
+    return buffers[thread < 0 ? 0 : static_cast<std::size_t>(thread)];
 }
 
-World::ParallelState::AfterTick World::ParallelState::settle_after_tick(World& world, std::size_t pos,
-                                                                        detail::ParallelBuffer& buffer) {
+void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::uint32_t end) {
+    static_cast<void>(phase.load(std::memory_order_acquire));  // (for TSan: see `phase`)
+    detail::ParallelBuffer& buffer = this_thread_buffer();
+    {
+        TaskScope task{buffer, begin};  // (kept before the release below, which publishes it)
+        // The choice the serial loop makes, a word of awake bits (64 slots) at a time, over this task's
+        // slots only. Nothing changes an awake bit during the phase (wakes of other agents wait for
+        // the apply), so a word read once stays right.
+        for (std::uint32_t i = world.next_awake(begin, end); i < end;) {
+            const std::uint32_t word = i / 64;
+            const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
+            std::uint64_t bits = world.awake_[word] & (~std::uint64_t{0} << (i % 64));  // slots i and up
+            if (word_end > end) bits &= (std::uint64_t{1} << (end % 64)) - 1;           // below `end`
+            for (; bits != 0; bits &= bits - 1) {
+                const std::uint32_t index = word * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
+                const SlotSchedule slot_schedule = world.schedule(index);  // state and interval: one 8-byte read
+                if (slot_schedule.state != detail::SlotState::Live) {
+                    buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});  // (its bit is cleared)
+                    continue;
+                }
+                if (slot_schedule.interval > 1 && (world.frame_ + index) % slot_schedule.interval != 0) continue;  // LOD (lod_frame)
+                tick_one(world, index, buffer);
+            }
+            if (word_end >= end) break;
+            i = world.next_awake(static_cast<std::uint32_t>(word_end), end);
+        }
+    }
+    tasks_done.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void World::ParallelState::tick_listed(World& world, std::size_t begin, std::size_t end) {
+    static_cast<void>(phase.load(std::memory_order_acquire));  // (for TSan: see `phase`)
+    detail::ParallelBuffer& buffer = this_thread_buffer();
+    {
+        TaskScope task{buffer, static_cast<std::uint32_t>(begin)};
+        for (std::size_t pos = begin; pos < end; ++pos) tick_one(world, step_list[pos], buffer);
+    }
+    tasks_done.fetch_add(1, std::memory_order_acq_rel);
+}
+
+void World::ParallelState::tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer) {
+    detail::ParallelTick tick{&world, index, &buffer};
+    TickScope scope(tick);
+    try {
+        world.tick_slot(index, buffer.metrics);
+    } catch (...) {
+        buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});
+        throw;
+    }
+    settle_after_tick(world, index, buffer);
+}
+
+void World::ParallelState::settle_after_tick(World& world, std::uint32_t index, detail::ParallelBuffer& buffer) {
     // Decided here, while the agent is in this thread's cache. Nothing else in the phase can take its
     // pending work away or give it a deadline (only its own tick could), so what it has now is what the
     // apply would find; and no one else touches its slot's timer record until the phase ends (arming
     // and disarming are serial, and the World's functions that do are refused during the phase).
-    const std::uint32_t index = step_list[pos];
-    if (world.schedule(index).state != detail::SlotState::Live) return kApplyDecides;
+    if (world.schedule(index).state != detail::SlotState::Live) {
+        buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});
+        return;
+    }
     const Agent& a = *world.slot(index).agent;
+    if (a.has_pending_work()) return;  // stays awake: nothing for the apply
     SlotRecord& s = world.record(index);  // its timer fields
-    if (a.has_pending_work()) return kStaysAwake;
     // schedule_after_step's decisions, the slot's own part of them done here.
     const TimePoint due = world.sleep_due(a);
     if (due == std::numeric_limits<TimePoint>::max()) {  // no deadline: its old timer entry goes stale
         if (s.timer_armed) --buffer.timers_live_change;
         s.timer_armed = false;
-        return kSleeps;
+        buffer.agents.push_back(detail::AgentForApply{0, index, 0, kSleeps});
+        return;
     }
-    if (s.timer_armed && s.timer_due == due) return kSleeps;  // its entry in the heap serves
-    if (!s.timer_armed) ++buffer.timers_live_change;           // (a re-armed one stays counted once)
+    if (s.timer_armed && s.timer_due == due) {  // its entry in the heap serves
+        buffer.agents.push_back(detail::AgentForApply{0, index, 0, kSleeps});
+        return;
+    }
+    if (!s.timer_armed) ++buffer.timers_live_change;  // (a re-armed one stays counted once)
     s.timer_armed = true;
     s.timer_due = due;
-    timer_entries[pos] = TimerEntry{due, index, ++s.timer_stamp};
-    return kSleepsWithTimer;
+    buffer.agents.push_back(detail::AgentForApply{due, index, ++s.timer_stamp, kSleepsWithTimer});
 }
 
 void World::set_parallel_grain_for_test(std::uint32_t grain) {
@@ -165,18 +221,16 @@ void World::refuse_parallel(const char* who) const {
                      " threads: an action may touch only its own agent then (docs/world.md, \"Threads\")");
 }
 
-void World::tick_in_parallel(FrameMetrics& m) {
+void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) {
     ParallelState& p = *parallel_;
     for (auto& buffer : p.buffers) buffer.clear();
-    const std::size_t n = p.step_list.size();
-    // A tick that throws leaves its place (and the rest of its block's) at kApplyDecides.
-    p.after_tick.assign(n, ParallelState::kApplyDecides);
-    if (p.timer_entries.size() < n) p.timer_entries.resize(n);
+    const std::size_t n = listed ? p.step_list.size() : count;  // places of the step list, or slots
+    const std::size_t awake = listed ? p.step_list.size() : awake_count_;
     // Debugging tools and game code subscribed to the bus are called from the ticks: with world
     // listeners, an input observer (a recorder hears lifecycle events and direct agent calls) or
     // ChangeBus slots, the phase runs on this thread, in slot order; so do small frames.
     // The rules (refusals, buffering) are the same either way.
-    const bool on_this_thread = n < p.inline_below || !listeners_.empty() || input_observer_ != nullptr ||
+    const bool on_this_thread = awake < p.inline_below || !listeners_.empty() || input_observer_ != nullptr ||
                                 detail::EngineAccess::has_slots(*bus_);
     parallel_phase_ = true;
     struct PhaseScope {
@@ -184,13 +238,14 @@ void World::tick_in_parallel(FrameMetrics& m) {
         ~PhaseScope() { flag = false; }
     } phase_scope{parallel_phase_};
     if (on_this_thread) {
-        p.tick_block(*this, 0, n);
+        if (listed) p.tick_listed(*this, 0, n);
+        else p.tick_slots(*this, 0, count);
     } else {
         p.phase.fetch_add(1, std::memory_order_release);
-        p.blocks_done.store(0, std::memory_order_relaxed);
-        const ParallelState::TickTask task{&p, this};
+        p.tasks_done.store(0, std::memory_order_relaxed);
+        const ParallelState::TickTask task{&p, this, listed};
         p.arena.execute([&p, &task, n] { tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, p.grain), task); });
-        static_cast<void>(p.blocks_done.load(std::memory_order_acquire));
+        static_cast<void>(p.tasks_done.load(std::memory_order_acquire));
     }
     parallel_phase_ = false;
     for (const detail::ParallelBuffer& buffer : p.buffers) {
@@ -202,32 +257,49 @@ void World::tick_in_parallel(FrameMetrics& m) {
     }
 }
 
+void World::gather_parallel_tasks() {
+    ParallelState& p = *parallel_;
+    p.tasks.clear();
+    std::size_t agents = 0, writes = 0, value_bytes = 0;
+    for (const detail::ParallelBuffer& buffer : p.buffers) {
+        p.tasks.insert(p.tasks.end(), buffer.tasks.begin(), buffer.tasks.end());
+        agents += buffer.agents.size();
+        writes += buffer.writes.size();
+        value_bytes += buffer.bytes.size();
+    }
+    // Work stealing gives each thread another share of the slots every frame: every thread gets room
+    // for the whole frame's records, so that once a frame's workload was seen no later frame of that
+    // size allocates, however the slots are shared out.
+    for (detail::ParallelBuffer& buffer : p.buffers) {
+        buffer.agents.reserve(agents);
+        buffer.writes.reserve(writes);
+        buffer.tasks.reserve(p.tasks.size());
+        buffer.bytes.reserve(value_bytes);
+    }
+    // A task is a range of slots (or of places in the step list) ticked by one thread in order: sorted
+    // by their first slot, the tasks' records give the agents and their writes in slot order, then
+    // call order, as with one thread. A few hundred tasks a frame, where sorting what they left would
+    // be thousands.
+    std::sort(p.tasks.begin(), p.tasks.end(), [](const detail::TaskRecord& a, const detail::TaskRecord& b) { return a.order < b.order; });
+}
+
 void World::apply_sleeps_and_wakes() {
     ParallelState& p = *parallel_;
     for (const detail::ParallelBuffer& buffer : p.buffers)
         timers_live_ = static_cast<std::size_t>(static_cast<std::int64_t>(timers_live_) + buffer.timers_live_change);
-    // In slot order, as one thread would (a heap's layout depends on the order of its pushes). The
-    // agents that stay awake (most of a busy frame) are skipped eight places at a time.
-    const std::size_t n = p.step_list.size();
-    for (std::size_t pos = 0; pos < n;) {
-        std::uint64_t eight = 0;
-        if (pos + 8 <= n) {
-            std::memcpy(&eight, p.after_tick.data() + pos, 8);
-            if (eight == 0) {
-                pos += 8;
-                continue;
-            }
-        }
-        for (const std::size_t end = std::min(pos + 8, n); pos < end; ++pos) {
-            const std::uint32_t index = p.step_list[pos];
-            switch (p.after_tick[pos]) {
-            case ParallelState::kStaysAwake: break;
-            case ParallelState::kApplyDecides: schedule_after_step(index); break;
+    // In slot order, as one thread would (a heap's layout depends on the order of its pushes). Only
+    // the agents that go to sleep were noted: the ones that stay awake (most of a busy frame) cost
+    // the apply nothing.
+    for (const detail::TaskRecord& task : p.tasks) {
+        for (std::uint32_t i = task.agents_first; i < task.agents_end; ++i) {
+            const detail::AgentForApply& a = task.buffer->agents[i];
+            switch (a.after_tick) {
+            case ParallelState::kApplyDecides: schedule_after_step(a.slot); break;
             case ParallelState::kSleepsWithTimer:
-                push_timer(p.timer_entries[pos]);
-                clear_awake(index);
+                push_timer(TimerEntry{a.due, a.slot, a.stamp});
+                clear_awake(a.slot);
                 break;
-            default: clear_awake(index); break;  // kSleeps
+            default: clear_awake(a.slot); break;  // kSleeps
             }
         }
     }
@@ -239,26 +311,6 @@ void World::apply_sleeps_and_wakes() {
 
 void World::apply_deferred_writes() {
     ParallelState& p = *parallel_;
-    p.runs.clear();
-    std::size_t writes = 0, value_bytes = 0;
-    for (const detail::ParallelBuffer& buffer : p.buffers) {
-        p.runs.insert(p.runs.end(), buffer.runs.begin(), buffer.runs.end());
-        writes += buffer.writes.size();
-        value_bytes += buffer.bytes.size();
-    }
-    if (p.runs.empty()) return;
-    // Work stealing gives each thread another share of the agents every frame: every thread gets room
-    // for the whole frame's writes, so that once a frame's workload was seen no later frame of that
-    // size allocates, however the agents are shared out.
-    for (detail::ParallelBuffer& buffer : p.buffers) {
-        buffer.writes.reserve(writes);
-        buffer.runs.reserve(p.runs.size());
-        buffer.bytes.reserve(value_bytes);
-    }
-    // Blocks are runs of places, each ticked by one thread in order: sorted by their first place, the
-    // runs give the writes in slot order, then call order, as with one thread (the last write of a
-    // frame wins). A few hundred runs a frame, where sorting the writes themselves was thousands.
-    std::sort(p.runs.begin(), p.runs.end(), [](const detail::WriteRun& a, const detail::WriteRun& b) { return a.position < b.position; });
     // A write equal to the pending value the phase found changes nothing as long as nothing was written
     // to its blackboard since: it is left out without touching the blackboard. (Its key is not marked
     // written, so the blackboard may not publish: a publish of it would change nothing either.)
@@ -270,9 +322,9 @@ void World::apply_deferred_writes() {
             p.shared_written_list.clear();
         }
     } clear_marks{p};
-    for (const detail::WriteRun& run : p.runs) {
-        for (std::uint32_t i = run.first; i < run.end; ++i) {
-            const detail::DeferredSharedWrite& w = run.buffer->writes[i];
+    for (const detail::TaskRecord& task : p.tasks) {
+        for (std::uint32_t i = task.writes_first; i < task.writes_end; ++i) {
+            const detail::DeferredSharedWrite& w = task.buffer->writes[i];
             if (w.owner_index != detail::DeferredSharedWrite::kNotOwned) {
                 std::uint8_t& written = p.shared_written_in_apply[w.owner_index];
                 if (w.same_as_pending && !written) continue;
@@ -281,7 +333,7 @@ void World::apply_deferred_writes() {
                     p.shared_written_list.push_back(w.owner_index);
                 }
             }
-            const void* value = w.boxed ? run.buffer->boxed[w.index].data() : static_cast<const void*>(run.buffer->bytes.data() + w.index);
+            const void* value = w.boxed ? task.buffer->boxed[w.index].data() : static_cast<const void*>(task.buffer->bytes.data() + w.index);
             w.blackboard->set_raw(w.key, value);
         }
     }

@@ -20,8 +20,8 @@
 namespace ebt::detail {
 
 /// A write to a shared blackboard made during the parallel phase, kept for the apply after it.
-/// Consecutive writes of one block (a run of places in the step list) to the same key are kept as
-/// one, the last: applying the earlier ones first would change nothing it leaves.
+/// Consecutive writes of one task (a range of slots, ticked in order by one thread) to the same key
+/// are kept as one, the last: applying the earlier ones first would change nothing it leaves.
 struct DeferredSharedWrite {
     SharedBlackboard* blackboard;
     std::uint32_t owner_index;  // the blackboard's index in the World's shared blackboards, or kNotOwned
@@ -35,22 +35,36 @@ struct DeferredSharedWrite {
     static constexpr std::uint32_t kNotOwned = 0xFFFFFFFFu;
 };
 
-/// The writes one block of the step list made: writes[first, end) of the buffer of the thread that
-/// ticked it, in the order the block's agents made them (slot order, then call order).
-struct WriteRun {
-    std::uint32_t position;  // the block's first place in the step list
+/// An agent a tick of the parallel phase left for the apply: it goes to sleep (its awake bit is
+/// cleared, and with kSleepsWithTimer its new timer entry {due, slot, stamp} is pushed into the
+/// World's heap), or the apply decides (kApplyDecides: its tick threw, or it is not live).
+struct AgentForApply {
+    TimePoint due;
+    std::uint32_t slot;
+    std::uint32_t stamp;
+    std::uint8_t after_tick;  // a World::ParallelState::AfterTick other than kStaysAwake
+};
+
+/// What one task of the parallel phase (a range of slots, or of places in the budget's step list)
+/// left for the apply: agents[agents_first, agents_end) and writes[writes_first, writes_end) of the
+/// buffer of the thread that ran it, in the order it ticked its agents (slot order, then call order).
+/// `order` is the range's first slot (or first place): sorted by it, the tasks' records give
+/// everything in the order one thread steps the agents.
+struct TaskRecord {
+    std::uint32_t order;
     const struct ParallelBuffer* buffer;
-    std::uint32_t first;
-    std::uint32_t end;
+    std::uint32_t agents_first, agents_end;
+    std::uint32_t writes_first, writes_end;
 };
 
 /// One thread's buffers for one frame, reused frame to frame (cleared, capacity kept). Padded to a
 /// cache line so that two threads' counters never share one.
 struct alignas(64) ParallelBuffer {
     FrameMetrics metrics;                      // counters of the agents this thread ticked
+    std::vector<AgentForApply> agents;         // agents its ticks put to sleep (or left to the apply)
     std::vector<DeferredSharedWrite> writes;
-    std::vector<WriteRun> runs;                // the writes of each block this thread ticked (that wrote)
-    std::size_t block_first_write = 0;         // writes[block_first_write...] are the current block's
+    std::vector<TaskRecord> tasks;             // the tasks this thread ran that left something
+    std::size_t task_first_write = 0;          // writes[task_first_write...] are the current task's
     const std::vector<std::uint32_t>* publish_queue = nullptr;  // the World's: tells its own blackboards
     std::vector<std::byte> bytes;              // values of trivially copyable types
     std::vector<Value> boxed;                  // other values (std::string, user types): allocate
@@ -59,9 +73,10 @@ struct alignas(64) ParallelBuffer {
     void clear() {
         metrics = FrameMetrics{};
         timers_live_change = 0;
+        agents.clear();
         writes.clear();
-        runs.clear();
-        block_first_write = 0;
+        tasks.clear();
+        task_first_write = 0;
         bytes.clear();
         boxed.clear();
         wakes.clear();
@@ -74,28 +89,41 @@ namespace ebt {
 
 struct World::ParallelState {
     explicit ParallelState(std::uint32_t threads);
-    /// A task of the parallel phase: ticks step_list[begin, end) of `world` on the calling thread,
-    /// into that thread's buffer.
-    void tick_block(World& world, std::size_t begin, std::size_t end);
-    /// What the apply still has to do for the agent at a place of step_list after its tick (its
-    /// byte in after_tick).
+    /// A task of the parallel phase, frames without a budget: walks the awake bits of slots
+    /// [begin, end) and ticks the live agents whose LOD frame this is, in slot order, on the calling
+    /// thread, into that thread's buffer. (No thread lists the frame's agents first: each task finds
+    /// its own.)
+    void tick_slots(World& world, std::uint32_t begin, std::uint32_t end);
+    /// A task of the parallel phase, frames with a budget: ticks step_list[begin, end), the agents
+    /// the calling thread chose (World::step_in_parallel), likewise.
+    void tick_listed(World& world, std::size_t begin, std::size_t end);
+    /// The current thread's buffer (the calling thread's, outside the arena, is the first).
+    detail::ParallelBuffer& this_thread_buffer();
+    /// One agent's tick on the current thread, then settle_after_tick.
+    void tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer);
+    /// What the apply still has to do for an agent after its tick.
     enum AfterTick : std::uint8_t {
-        kStaysAwake = 0,       // live with work pending: nothing
+        kStaysAwake = 0,       // live with work pending: nothing (and nothing is noted)
         kApplyDecides = 1,     // not settled in the phase (its tick threw, or it is not live): schedule_after_step
         kSleeps = 2,           // its timer record is settled: clear its awake bit
-        kSleepsWithTimer = 3,  // also push its new timer entry, timer_entries[place], into the heap
+        kSleepsWithTimer = 3,  // also push its new timer entry into the heap
     };
-    /// Right after the tick of step_list[pos] (on the ticking thread): for an agent going to sleep,
+    /// Right after the tick of slot `index` (on the ticking thread): for an agent going to sleep,
     /// does the part of schedule_after_step that touches only its own slot (its timer record, a new
-    /// stamp) and leaves the rest (its awake bit, the timer heap) to the apply.
-    AfterTick settle_after_tick(World& world, std::size_t pos, detail::ParallelBuffer& buffer);
-    /// The body of the phase's tbb::parallel_for: forwards each block to tick_block. (Named, not a
+    /// stamp) and notes the rest (its awake bit, the timer heap) in buffer.agents for the apply.
+    void settle_after_tick(World& world, std::uint32_t index, detail::ParallelBuffer& buffer);
+    /// The body of the phase's tbb::parallel_for: forwards each range to tick_slots (a range of
+    /// slots) or, with `listed`, to tick_listed (a range of places in step_list). (Named, not a
     /// lambda, so that .ci/tsan_tbb.supp can name it: TBB copies it between threads inside its task
     /// objects, out of ThreadSanitizer's sight.)
     struct TickTask {
         ParallelState* state;
         World* world;
-        template <class Range> void operator()(const Range& range) const { state->tick_block(*world, range.begin(), range.end()); }
+        bool listed;
+        template <class Range> void operator()(const Range& range) const {
+            if (listed) state->tick_listed(*world, range.begin(), range.end());
+            else state->tick_slots(*world, static_cast<std::uint32_t>(range.begin()), static_cast<std::uint32_t>(range.end()));
+        }
     };
     // oneTBB runs at most one thread per core unless told otherwise: asking for more threads than
     // cores raises that limit while this world has them (a process-wide setting: with several
@@ -103,24 +131,17 @@ struct World::ParallelState {
     std::unique_ptr<tbb::global_control> allow_threads;
     tbb::task_arena arena;
     std::vector<detail::ParallelBuffer> buffers;  // one per thread of the arena
-    std::size_t grain;                            // agents per task
-    std::size_t inline_below;                     // frames stepping fewer agents tick on the calling thread
-    std::vector<std::uint32_t> step_list;         // this frame's agents, in slot order
-    /// Per place in step_list, what the apply still does for that agent (an AfterTick): mostly
-    /// kStaysAwake (skipped without touching its memory again) or kSleeps (one bit cleared); set
-    /// before the phase to kApplyDecides, then by the thread that ticks the agent.
-    std::vector<std::uint8_t> after_tick;
-    /// Per place in step_list with kSleepsWithTimer: the agent's new timer-heap entry (other places:
-    /// not written this frame). Pushed in slot order by the apply.
-    std::vector<World::TimerEntry> timer_entries;
-    std::vector<detail::WriteRun> runs;               // every thread's write runs, sorted by position for applying
+    std::size_t grain;                            // slots (or places of step_list) per task, at least
+    std::size_t inline_below;                     // frames with fewer awake agents tick on the calling thread
+    std::vector<std::uint32_t> step_list;         // with a budget: this frame's agents, in the order one thread steps them
+    std::vector<detail::TaskRecord> tasks;        // every thread's task records, sorted by order for applying
     std::vector<std::uint8_t> shared_written_in_apply;  // per World shared blackboard: the apply wrote it (then 0 again)
     std::vector<std::uint32_t> shared_written_list;     // the ones set in shared_written_in_apply
     // ThreadSanitizer cannot see the synchronization inside a oneTBB built without it: the phase
-    // publishes its inputs with a release store that each block acquires, and each block publishes
+    // publishes its inputs with a release store that each task acquires, and each task publishes
     // its buffers with a release increment that the calling thread acquires after the phase.
     std::atomic<std::uint64_t> phase{0};          // phases started
-    std::atomic<std::uint64_t> blocks_done{0};
+    std::atomic<std::uint64_t> tasks_done{0};
 };
 
 }  // namespace ebt

@@ -821,52 +821,63 @@ FrameMetrics World::step(Duration dt) {
 
 bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t start) {
     ParallelState& p = *parallel_;
-    // 1. Choose (calling thread): the agents the serial loop would step, in its order. No tick has run
-    //    yet, and a tick that follows the threading rule cannot change which ones those are.
-    p.step_list.clear();
     bool stopped_early = false;
-    for (int pass = 0; pass < 2 && !stopped_early; ++pass) {
-        const std::uint32_t from = pass == 0 ? start : 0;
-        const std::uint32_t to = pass == 0 ? count : start;
-        // The same walk as the serial loop's, a word of awake bits (64 slots) at a time: this loop is
-        // serial work for every agent of the frame. next_awake skips the empty words.
-        for (std::uint32_t i = next_awake(from, to); i < to;) {
-            const std::uint32_t word = i / 64;
-            const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
-            std::uint64_t bits = awake_[word] & (~std::uint64_t{0} << (i % 64));  // slots i and up
-            if (word_end > to) bits &= (std::uint64_t{1} << (to % 64)) - 1;        // below `to`
-            for (; bits != 0 && !stopped_early; bits &= bits - 1) {
-                const std::uint32_t index = word * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
-                if (schedule(index).state != State::Live) {
-                    clear_awake(index);
-                    continue;
+    if (budget_) {
+        // 1. With a budget, choose (calling thread) the agents the serial loop would step, in its
+        //    order, until the budget is used up (round robin from `start`). No tick has run yet, and a
+        //    tick that follows the threading rule cannot change which ones those are.
+        p.step_list.clear();
+        for (int pass = 0; pass < 2 && !stopped_early; ++pass) {
+            const std::uint32_t from = pass == 0 ? start : 0;
+            const std::uint32_t to = pass == 0 ? count : start;
+            // The same walk as the serial loop's, a word of awake bits (64 slots) at a time.
+            for (std::uint32_t i = next_awake(from, to); i < to;) {
+                const std::uint32_t word = i / 64;
+                const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
+                std::uint64_t bits = awake_[word] & (~std::uint64_t{0} << (i % 64));  // slots i and up
+                if (word_end > to) bits &= (std::uint64_t{1} << (to % 64)) - 1;        // below `to`
+                for (; bits != 0 && !stopped_early; bits &= bits - 1) {
+                    const std::uint32_t index = word * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
+                    if (schedule(index).state != State::Live) {
+                        clear_awake(index);
+                        continue;
+                    }
+                    if (!lod_frame(index)) continue;  // LOD: not its frame
+                    if (p.step_list.size() >= budget_) {
+                        cursor_ = index;
+                        stopped_early = true;
+                        break;
+                    }
+                    p.step_list.push_back(index);
                 }
-                if (!lod_frame(index)) continue;  // LOD: not its frame
-                if (budget_ && p.step_list.size() >= budget_) {
-                    cursor_ = index;
-                    stopped_early = true;
-                    break;
-                }
-                p.step_list.push_back(index);
+                if (stopped_early || word_end >= to) break;
+                i = next_awake(static_cast<std::uint32_t>(word_end), to);
             }
-            if (stopped_early || word_end >= to) break;
-            i = next_awake(static_cast<std::uint32_t>(word_end), to);
         }
+        end_phase(&StepPhaseTimes::choose);
+        if (p.step_list.empty()) return stopped_early;
+    } else {
+        // 1. Without a budget nothing is chosen here: each task of the phase walks the awake bits of
+        //    its own range of slots and ticks what it finds (the serial loop's choice, LOD included),
+        //    so that no thread lists every agent before the ticking starts.
+        end_phase(&StepPhaseTimes::choose);
+        if (awake_count_ == 0) return false;
     }
-    end_phase(&StepPhaseTimes::choose);
-    if (p.step_list.empty()) return stopped_early;
     // 2. Tick them (parallel_phase.cpp). A UsageError out of a tick (game code misused an agent:
-    //    see "misuse" in docs/world.md) ends the phase; what was ticked is still applied below.
+    //    see "misuse" in docs/world.md) ends the phase; what was ticked is still applied below, and
+    //    the agents no task reached stay awake, as with one thread.
     std::exception_ptr error;
     try {
-        tick_in_parallel(m);
+        tick_in_parallel(m, count, budget_ != 0);
     } catch (...) {
         error = std::current_exception();
     }
     end_phase(&StepPhaseTimes::tick);
-    // 3. Apply (calling thread, slot order) what the ticks left for the world: sleep and timers (as
-    //    step_slot does after each tick), wakes of other agents (a world breaking the rule), then the
-    //    shared blackboard writes (parallel_phase.cpp).
+    // 3. Apply (calling thread, slot order: the tasks' records sorted by their first slot) what the
+    //    ticks left for the world: sleep and timers (as step_slot does after each tick), wakes of
+    //    other agents (a world breaking the rule), then the shared blackboard writes
+    //    (parallel_phase.cpp).
+    gather_parallel_tasks();
     apply_sleeps_and_wakes();
     apply_deferred_writes();
     end_phase(&StepPhaseTimes::apply);

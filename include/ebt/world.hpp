@@ -122,11 +122,12 @@ struct FrameMetrics {
 /// Where the calling thread's time in one World::step went: for benchmarks and profiling, measured
 /// only while World::set_phase_timing(true) (off by default: a frame then reads no extra clock).
 /// With one thread, choosing the agents, ticking them and putting them to sleep are one loop, all
-/// counted as `tick`; with several, `tick` is the parallel phase and `choose` and `apply` are the
-/// serial work around it. The serial part of a frame is everything but `tick`.
+/// counted as `tick`; with several, `tick` is the parallel phase (whose tasks also find the agents
+/// they tick) and `choose` and `apply` are the serial work around it. The serial part of a frame is
+/// everything but `tick`.
 struct StepPhaseTimes {
     std::chrono::nanoseconds before{0};  // checks, deferred frees, publishing, timers falling due
-    std::chrono::nanoseconds choose{0};  // (threads > 1) the frame's agents, in slot order, into a list
+    std::chrono::nanoseconds choose{0};  // (threads > 1, with a budget) the frame's agents, in slot order, into a list
     std::chrono::nanoseconds tick{0};    // the agents' ticks (threads > 1: the parallel phase)
     std::chrono::nanoseconds apply{0};   // (threads > 1) sleep, timers, other wakes, shared writes
     std::chrono::nanoseconds after{0};   // the budget's count, frees and joins at the end of the frame
@@ -297,9 +298,9 @@ public:
 
     /// Ticks each frame's agents on `threads` threads (>= 1; at most 256) of a oneTBB task arena the
     /// world owns. 1 keeps the single-threaded step (no arena, nothing buffered). With more, a frame
-    /// chooses its agents in slot order as with one thread, ticks them in parallel (the parallel
-    /// phase), then, in slot order on the calling thread, puts them to sleep or arms their timers
-    /// and applies their shared blackboard writes. The result (traces, state hash, FrameMetrics
+    /// ticks the agents one thread would step in parallel (the parallel phase: each task finds the
+    /// awake agents of its own range of slots), then, in slot order on the calling thread, puts them
+    /// to sleep or arms their timers and applies their shared blackboard writes. The result (traces, state hash, FrameMetrics
     /// counters) is the same at every thread count for a world that follows the threading rule
     /// (docs/world.md, "Threads"). Throws UsageError for 0, more than 256, and from inside a frame.
     void set_threads(std::uint32_t threads);
@@ -427,13 +428,16 @@ private:
     bool stays_awake(std::uint32_t slot) const noexcept;
     // Parallel stepping (engine/world/parallel_phase.cpp): the task arena and per-thread buffers.
     struct ParallelState;
-    /// With threads_ > 1: chooses this frame's agents like the serial loop, ticks them in the
-    /// parallel phase, then applies what they left for the world in slot order. Returns whether the
+    /// With threads_ > 1: ticks this frame's agents (the ones the serial loop would step) in the
+    /// parallel phase, each task finding its own in a range of slots (with a budget: from a list
+    /// chosen first), then applies what they left for the world in slot order. Returns whether the
     /// budget stopped the choice early.
     bool step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t start);
-    void tick_in_parallel(FrameMetrics& m);  // the parallel phase over ParallelState::step_list
-    void apply_sleeps_and_wakes();           // after the phase, in slot order: sleeps, timers, wakes
-    void apply_deferred_writes();            // the phase's shared blackboard writes, in slot order
+    /// The parallel phase: over slots [0, count), or with `listed` over ParallelState::step_list.
+    void tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed);
+    void gather_parallel_tasks();            // after the phase: the tasks' records, in slot order
+    void apply_sleeps_and_wakes();           // then, in slot order: sleeps, timers, wakes
+    void apply_deferred_writes();            // then the phase's shared blackboard writes, in slot order
     /// UsageError naming `who` while the agents of a frame are ticked on several threads.
     void refuse_in_parallel_phase(const char* who) const {
         if (parallel_phase_) refuse_parallel(who);
