@@ -338,15 +338,9 @@ void Agent::tick_in_world(std::uint64_t tick, Duration dt, FrameMetrics& frame) 
     flags = static_cast<std::uint16_t>(flags & ~detail::kQueued);
     ++stats_.nodes_visited;
     ++frame.events_handled;
-    // The update, with the context Runtime::action_context builds.
+    // The update, with the context the general path gives it.
     const ActionSpec& spec = *t.actions[d.action];
-    ActionContext ctx;
-    ctx.agent_ = this;
-    ctx.node_ = n;
-    ctx.ports_ = {t.bindings.data() + d.first_binding, spec.ports.data(), d.binding_count};
-    ctx.dt_ = dt;
-    ctx.memory_ = b + d.memory_offset + 8;
-    ctx.memory_size_ = spec.memory_bytes;
+    ActionContext ctx = Runtime::make_action_context(*this, t, b, n, dt);
     Status s = Status::Failure;
     std::exception_ptr error;
     try {

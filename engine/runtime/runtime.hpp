@@ -131,7 +131,22 @@ struct Runtime {
         return stopping;
     }
     template <class F> bool contained(NodeIndex n, F&& f);
-    ActionContext action_context(NodeIndex n);
+    ActionContext action_context(NodeIndex n) { return make_action_context(a, t, b, n, dt); }
+    /// The context of action node `n` of `agent` (its tree's data `tree`, its state block `block`) for
+    /// a tick of `tick_dt`: what every call of an action's functions receives. Static so that
+    /// Agent::tick_in_world's lean path, which builds no Runtime, makes the same one.
+    static ActionContext make_action_context(Agent& agent, const TreeData& tree, std::byte* block, NodeIndex n, Duration tick_dt) {
+        const NodeDef& d = tree.nodes[n];
+        const ActionSpec& spec = *tree.actions[d.action];
+        ActionContext ctx;
+        ctx.agent_ = &agent;
+        ctx.node_ = n;
+        ctx.ports_ = {tree.bindings.data() + d.first_binding, spec.ports.data(), d.binding_count};
+        ctx.dt_ = tick_dt;
+        ctx.memory_ = block + d.memory_offset + 8;
+        ctx.memory_size_ = spec.memory_bytes;
+        return ctx;
+    }
 
     // ---- shared node semantics (semantics.cpp) ------------------------------------------------------
     Outcome start_child(NodeIndex parent, NodeIndex child);    // evaluates the child's guard, enters it

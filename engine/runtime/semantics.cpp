@@ -56,18 +56,6 @@ void Runtime::emit_to_listener(TraceKind kind, NodeIndex n, Status s, bool resul
     if (kind != TraceKind::Initialize && kind != TraceKind::Terminate) stop_requested();
 }
 
-ActionContext Runtime::action_context(NodeIndex n) {
-    const NodeDef& d = def(n);
-    ActionContext ctx;
-    ctx.agent_ = &a;
-    ctx.node_ = n;
-    ctx.ports_ = {t.bindings.data() + d.first_binding, t.actions[d.action]->ports.data(), d.binding_count};
-    ctx.dt_ = dt;
-    ctx.memory_ = b + d.memory_offset + 8;
-    ctx.memory_size_ = t.actions[d.action]->memory_bytes;
-    return ctx;
-}
-
 NodeIndex Runtime::nth_child(NodeIndex p, std::size_t i) const {
     NodeIndex c = def(p).first_child;
     while (i-- > 0) c = def(c).next_sibling;
