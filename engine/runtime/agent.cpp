@@ -297,6 +297,9 @@ namespace {
 //     another status, suspended, queued work, asked for an abort, or a trace listener is now set)
 //     goes on in a Runtime from the update's return: finish_update, single_update_done, event_loop,
 //     finish_tick, as single_entry_tick and tick_numbered would.
+// It repeats the general path's bookkeeping for that one case: a change to what a tick, a pop or an
+// update counts or sets must be made here too (tests/differential_test.cpp's World test compares the
+// two after every frame and fails otherwise).
 void Agent::tick_in_world(std::uint64_t tick, Duration dt, FrameMetrics& frame) {
     // First what tick_numbered refuses (it throws the UsageError), then one test each for what the
     // lean path does not do; those ticks go to the general path without its checks made again. An

@@ -162,6 +162,9 @@ void Runtime::event_tick() {
 //     does, and the general loop then pops what that work queued for this tick, up to the marker.
 // The two short paths need an agent without a trace listener (they report nothing) and leave the
 // state, counts and queue exactly as the general path would (docs/semantics.md, "A completed move").
+// They repeat the general path's bookkeeping for those cases: a change to what ending or starting a
+// node sets or counts must be made in end_resumed_run and restart_root_plainly too
+// (tests/move_paths_test.cpp and the differential test compare both after every tick).
 // Returns true when the tick is done.
 bool Runtime::single_entry_tick() {
     std::uint16_t* q = queue();
