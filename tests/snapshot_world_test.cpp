@@ -3,6 +3,7 @@
 // (state hash after every later frame, every agent's whole trace, the changes on the bus in their
 // order, the handles of later spawns), in
 // both modes and restored at 1 and 2 threads; bad bytes are refused and leave the world empty.
+#include "support/random_world.hpp"
 #include "support/trace_recorder.hpp"
 
 #include <ebt/debug/file_error.hpp>
@@ -22,86 +23,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-    std::uint64_t z = a * 0x9E3779B97F4A7C15ull + b * 0xBF58476D1CE4E5B9ull + c * 0x94D049BB133111EBull + 0x632BE59BD9B4E019ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+using test::mix;
+using Npc = test::RandomNpc;
 
-/// An NPC of the random worlds: the game state its actions decide from, its suspended runs (which
-/// the game resumes between frames) and its whole trace. It is the game's, not the world's: a game
-/// that saves a world saves this too; the test hands the same objects to the restored world.
-struct Npc {
-    std::uint64_t seed = 0;
-    std::vector<ResumeHandle> suspended;
-    test::TraceRecorder trace;
-};
-
-const Registry& registry() {
-    static const Registry r = [] {
-        Registry reg;
-        ActionSpec work;
-        work.ports = {port<bool>("team.flag"), port<int>("team.count")};
-        work.update = [](ActionContext& ctx) {
-            Npc& npc = ctx.user<Npc>();
-            const std::uint64_t x = mix(npc.seed, ctx.tick(), ctx.node());
-            if (x % 5 == 0) ctx.blackboard().set(std::string("k") + std::to_string((x >> 8) % 3), ((x >> 12) & 1) != 0);
-            if (x % 7 == 0) ctx.out("team.flag", ((x >> 16) & 1) != 0);
-            if (x % 3 == 0) ctx.out("team.count", static_cast<int>((x >> 20) % 50) + ctx.in<int>("team.count") % 7);
-            switch ((x >> 24) % 4) {
-            case 0: return Status::Success;
-            case 1: return Status::Failure;
-            default: return Status::Running;
-            }
-        };
-        reg.add_action("Work", work);
-        reg.add_latent_action("Latent", [](ActionContext& ctx, const ResumeHandle& handle) { ctx.user<Npc>().suspended.push_back(handle); });
-        return reg;
-    }();
-    return r;
-}
-
-void random_node(TreeBuilder& b, std::uint64_t seed, std::uint64_t& draw, int depth) {
-    const std::uint64_t x = mix(seed, ++draw, 23);
-    const char* keys[] = {"k0", "k1", "k2", "team.flag"};
-    if (depth >= 3 || x % 3 == 0) {
-        switch ((x >> 4) % 5) {
-        case 0: b.action("Latent"); break;
-        case 1: b.check(keys[(x >> 8) % 4], ((x >> 10) & 1) != 0); break;
-        case 2: b.wait(std::chrono::milliseconds(40 * (1 + (x >> 12) % 5))); break;
-        default: b.action("Work"); break;
-        }
-        return;
-    }
-    const int children = 1 + static_cast<int>((x >> 16) % 3);
-    switch ((x >> 4) % 6) {
-    case 0: b.sequence(); break;
-    case 1: b.selector(); break;
-    case 2: b.reactive_sequence(); break;
-    case 3: b.parallel(Policy::RequireOne, Policy::RequireAll); break;
-    case 4: b.timeout(std::chrono::milliseconds(120 * (1 + (x >> 20) % 4))); random_node(b, seed, draw, depth + 1); b.back(); return;
-    default:
-        b.active_selector().sequence().check(keys[(x >> 8) % 4], true);
-        random_node(b, seed, draw, depth + 1);
-        b.back();
-        random_node(b, seed, draw, depth + 1);
-        b.back();
-        return;
-    }
-    for (int c = 0; c < children; ++c) random_node(b, seed, draw, depth + 1);
-    b.back();
-}
-
+/// The random trees of this file: other draws, waits and timeouts than the parallel tests', no inverters.
 Tree random_tree(std::uint64_t seed) {
-    TreeBuilder b("world-" + std::to_string(seed), registry());
-    b.key<bool>("k0").key<bool>("k1").key<bool>("k2").shared_key<bool>("team", "flag").shared_key<int>("team", "count");
-    std::uint64_t draw = 0;
-    b.selector();
-    random_node(b, seed, draw, 1);
-    b.action("Work");
-    b.back();
-    return b.end();
+    return test::random_world_tree(seed, {.name = "world-", .salt = 23, .wait_ms = 40, .wait_steps = 5, .timeout_ms = 120, .timeout_steps = 4, .inverters = false});
 }
 
 /// Everything of one trace, guard and condition evaluations included, each event with its frame.
@@ -159,12 +86,7 @@ struct Game {
     void inputs(int f) {
         for (std::size_t i = 0; i < npcs.size(); ++i) {
             const std::uint64_t x = mix(seed, static_cast<std::uint64_t>(f), i);
-            Npc& npc = *npcs[i];
-            if (x % 3 == 0) world->at(handles[i]).blackboard().set(std::string("k") + std::to_string((x >> 4) % 3), ((x >> 8) & 1) != 0);
-            if (!npc.suspended.empty() && (x >> 12) % 4 == 0) {
-                world->resume(npc.suspended.front(), ((x >> 16) & 1) ? Status::Success : Status::Failure);
-                npc.suspended.erase(npc.suspended.begin());
-            }
+            test::poke_random_npc(*world, handles[i], *npcs[i], x);
             if ((x >> 20) % 41 == 0) {
                 CHECK(world->despawn(handles[i]));
                 finished.push_back(std::to_string(i) + ": " + whole(npcs[i]->trace));
@@ -479,15 +401,8 @@ struct TwoWorlds {
     }
 
     void inputs(int f) {
-        for (std::size_t i = 0; i < members.size(); ++i) {
-            Member& m = members[i];
-            const std::uint64_t x = mix(seed, static_cast<std::uint64_t>(f), i + 1000);
-            if (x % 3 == 0) m.world->at(m.handle).blackboard().set(std::string("k") + std::to_string((x >> 4) % 3), ((x >> 8) & 1) != 0);
-            if (!m.npc->suspended.empty() && (x >> 12) % 4 == 0) {
-                m.world->resume(m.npc->suspended.front(), ((x >> 16) & 1) ? Status::Success : Status::Failure);
-                m.npc->suspended.erase(m.npc->suspended.begin());
-            }
-        }
+        for (std::size_t i = 0; i < members.size(); ++i)
+            test::poke_random_npc(*members[i].world, members[i].handle, *members[i].npc, mix(seed, static_cast<std::uint64_t>(f), i + 1000));
         World& squad_world = *members[0].world;
         if (f % 3 == 0) squad_world.shared("squad")->set("count", f);
         if (f % 4 == 0) squad_world.shared("squad")->set("flag", f % 8 == 0);

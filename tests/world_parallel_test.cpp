@@ -6,6 +6,7 @@
 //
 // EBT_PARALLEL_THREADS (e.g. 4, as the ThreadSanitizer step of .ci/run sets) adds a thread count to
 // the ones every case runs.
+#include "support/random_world.hpp"
 #include "support/trace_recorder.hpp"
 
 #include "arena_scenario.hpp"
@@ -40,96 +41,17 @@ std::vector<std::uint32_t> thread_counts() {
     return counts;
 }
 
-std::uint64_t mix(std::uint64_t a, std::uint64_t b, std::uint64_t c) {
-    std::uint64_t z = a * 0x9E3779B97F4A7C15ull + b * 0xBF58476D1CE4E5B9ull + c * 0x94D049BB133111EBull + 0x632BE59BD9B4E019ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
+using test::mix;
+using test::random_world_registry;
+using Npc = test::RandomNpc;
 
-/// One NPC of a random world: what its actions decide from, and its suspended runs (resumed by the
-/// game between frames). Only its own agent's actions touch it.
-struct Npc {
-    std::uint64_t seed = 0;
-    std::vector<ResumeHandle> suspended;
-    test::TraceRecorder trace;  // the agent's own listener
-};
-
-/// The actions of the random worlds; each follows the threading rule (its own NPC, its own keys, the
-/// shared keys through its ports).
-const Registry& random_registry() {
-    static const Registry registry = [] {
-        Registry r;
-        ActionSpec work;
-        work.ports = {port<bool>("team.flag"), port<int>("team.count")};
-        work.update = [](ActionContext& ctx) {
-            Npc& npc = ctx.user<Npc>();
-            const std::uint64_t x = mix(npc.seed, ctx.tick(), ctx.node());
-            if (x % 5 == 0) ctx.blackboard().set(std::string("k") + std::to_string((x >> 8) % 3), ((x >> 12) & 1) != 0);
-            if (x % 7 == 0) ctx.out("team.flag", ((x >> 16) & 1) != 0);
-            if (x % 3 == 0) ctx.out("team.count", static_cast<int>((x >> 20) % 50) + ctx.in<int>("team.count") % 7);
-            switch ((x >> 24) % 4) {
-            case 0: return Status::Success;
-            case 1: return Status::Failure;
-            default: return Status::Running;
-            }
-        };
-        r.add_action("Work", work);
-        r.add_latent_action("Latent", [](ActionContext& ctx, const ResumeHandle& handle) { ctx.user<Npc>().suspended.push_back(handle); });
-        return r;
-    }();
-    return registry;
-}
-
-void random_node(TreeBuilder& b, std::uint64_t seed, std::uint64_t& draw, int depth) {
-    const std::uint64_t x = mix(seed, ++draw, 17);
-    const char* keys[] = {"k0", "k1", "k2", "team.flag"};
-    if (depth >= 3 || x % 3 == 0) {
-        switch ((x >> 4) % 5) {
-        case 0: b.action("Latent"); break;
-        case 1: b.check(keys[(x >> 8) % 4], ((x >> 10) & 1) != 0); break;
-        case 2: b.wait(std::chrono::milliseconds(50 * (1 + (x >> 12) % 4))); break;
-        default: b.action("Work"); break;
-        }
-        return;
-    }
-    const int children = 1 + static_cast<int>((x >> 16) % 3);
-    switch ((x >> 4) % 7) {
-    case 0: b.sequence(); break;
-    case 1: b.selector(); break;
-    case 2: b.reactive_sequence(); break;
-    case 3: b.parallel(Policy::RequireOne, Policy::RequireAll); break;
-    case 4: b.inverter(); random_node(b, seed, draw, depth + 1); b.back(); return;
-    case 5: b.timeout(std::chrono::milliseconds(100 * (1 + (x >> 20) % 5))); random_node(b, seed, draw, depth + 1); b.back(); return;
-    default:
-        // A guarded branch before a fallback: the guard reads a key written by the game or an action.
-        b.active_selector().sequence().check(keys[(x >> 8) % 4], true);
-        random_node(b, seed, draw, depth + 1);
-        b.back();
-        random_node(b, seed, draw, depth + 1);
-        b.back();
-        return;
-    }
-    for (int c = 0; c < children; ++c) random_node(b, seed, draw, depth + 1);
-    b.back();
-}
-
-Tree random_tree(std::uint64_t seed) {
-    TreeBuilder b("random-" + std::to_string(seed), random_registry());
-    b.key<bool>("k0").key<bool>("k1").key<bool>("k2").shared_key<bool>("team", "flag").shared_key<int>("team", "count");
-    std::uint64_t draw = 0;
-    b.selector();
-    random_node(b, seed, draw, 1);
-    b.action("Work");
-    b.back();
-    return b.end();
-}
+Tree random_tree(std::uint64_t seed) { return test::random_world_tree(seed); }
 
 /// A tree whose agents fall asleep often (event mode): with a deadline (a Wait; a Timeout around a
 /// suspended action) and without one (the suspended action alone, or a failed Work), woken by their
 /// timers, by the game's resumes and by its key writes.
 Tree sleepy_tree(std::uint64_t seed) {
-    TreeBuilder b("sleepy-" + std::to_string(seed), random_registry());
+    TreeBuilder b("sleepy-" + std::to_string(seed), random_world_registry());
     b.key<bool>("k0").key<bool>("k1").key<bool>("k2").shared_key<bool>("team", "flag").shared_key<int>("team", "count");
     const auto ms = [seed](int base) { return std::chrono::milliseconds(base * (1 + static_cast<int>(seed % 3))); };
     b.selector()
@@ -166,6 +88,19 @@ struct Outcome {
     std::size_t most_timer_entries = 0;    // the largest timer heap seen after a frame
 };
 
+/// Checks that a run at several threads (`many`) gave everything the run at one thread (`one`) gave.
+void check_same_run(const Outcome& many, const Outcome& one) {
+    CHECK(many.snapshots == one.snapshots);  // (empty for both unless saved every frame)
+    CHECK(many.hashes == one.hashes);
+    CHECK(many.traces == one.traces);
+    CHECK(many.stepped == one.stepped);
+    CHECK(many.waiting == one.waiting);
+    CHECK(many.updated == one.updated);
+    CHECK(many.guards == one.guards);
+    CHECK(many.events == one.events);
+    CHECK(many.timers == one.timers);
+}
+
 /// A random world: `agents` agents of 3 random trees on 2 teams; between frames the game writes
 /// keys, resumes suspended runs, despawns and spawns, all from the seed.
 /// With `sleepy`, its trees are sleepy_tree()s, and with `save_every_frame` the world is saved after
@@ -199,12 +134,7 @@ Outcome run_random_world(std::uint64_t seed, Mode mode, std::uint32_t threads, i
     for (int f = 0; f < frames; ++f) {
         for (std::size_t i = 0; i < npcs.size(); ++i) {
             const std::uint64_t x = mix(seed, static_cast<std::uint64_t>(f), i);
-            Npc& npc = *npcs[i];
-            if (x % 3 == 0) world.at(handles[i]).blackboard().set(std::string("k") + std::to_string((x >> 4) % 3), ((x >> 8) & 1) != 0);
-            if (!npc.suspended.empty() && (x >> 12) % 4 == 0) {
-                world.resume(npc.suspended.front(), ((x >> 16) & 1) ? Status::Success : Status::Failure);
-                npc.suspended.erase(npc.suspended.begin());
-            }
+            test::poke_random_npc(world, handles[i], *npcs[i], x);
             if ((x >> 20) % 97 == 0) {
                 CHECK(world.despawn(handles[i]));
                 finished.push_back(std::to_string(i) + ": " + lifecycle(npcs[i]->trace));
@@ -250,13 +180,7 @@ TEST_CASE("world parallel: random worlds give the same traces, hashes and metric
                 CAPTURE(mode == Mode::Event);
                 const Outcome& one = mode == Mode::Event ? event : polling;
                 const Outcome many = run_random_world(seed, mode, threads, 48, 30);
-                CHECK(many.hashes == one.hashes);
-                CHECK(many.traces == one.traces);
-                CHECK(many.stepped == one.stepped);
-                CHECK(many.updated == one.updated);
-                CHECK(many.guards == one.guards);
-                CHECK(many.events == one.events);
-                CHECK(many.timers == one.timers);
+                check_same_run(many, one);
             }
         }
     }
@@ -279,11 +203,7 @@ TEST_CASE("world parallel: agents going to sleep after their tick get the same a
                 if (threads == 1) continue;
                 CAPTURE(threads);
                 const Outcome many = run_random_world(seed, mode, threads, agents, 40, true, true);
-                CHECK(many.snapshots == one.snapshots);
-                CHECK(many.hashes == one.hashes);
-                CHECK(many.traces == one.traces);
-                CHECK(many.stepped == one.stepped);
-                CHECK(many.timers == one.timers);
+                check_same_run(many, one);
                 CHECK(many.most_timer_entries <= 2 * agents + 64);
             }
         }
@@ -306,15 +226,7 @@ TEST_CASE("world parallel: with a budget and LOD, the same agents are stepped, r
                 if (threads == 1) continue;
                 CAPTURE(threads);
                 const Outcome many = run_random_world(seed, mode, threads, 64, 30, true, seed == 23, 13);
-                CHECK(many.snapshots == one.snapshots);  // awake bits, timers and the budget's cursor included
-                CHECK(many.hashes == one.hashes);
-                CHECK(many.traces == one.traces);
-                CHECK(many.stepped == one.stepped);
-                CHECK(many.waiting == one.waiting);
-                CHECK(many.updated == one.updated);
-                CHECK(many.guards == one.guards);
-                CHECK(many.events == one.events);
-                CHECK(many.timers == one.timers);
+                check_same_run(many, one);
             }
         }
     }
@@ -366,13 +278,7 @@ TEST_CASE("world parallel: the arena gives the same traces, hashes and metrics a
                 CAPTURE(mode == Mode::Event);
                 const Outcome& one = mode == Mode::Event ? event : polling;
                 const Outcome many = run_arena(seed, mode, lod, threads);
-                CHECK(many.hashes == one.hashes);
-                CHECK(many.traces == one.traces);
-                CHECK(many.stepped == one.stepped);
-                CHECK(many.updated == one.updated);
-                CHECK(many.guards == one.guards);
-                CHECK(many.events == one.events);
-                CHECK(many.timers == one.timers);
+                check_same_run(many, one);
             }
         }
     }
