@@ -4,11 +4,15 @@
 // same every time (Google Benchmark picks its iteration counts from timings, and re-creates the
 // agents, with their costly first ticks, for each of its rounds).
 //
-//   world_cost_driver world|direct [AGENTS [FRAMES]]
+//   world_cost_driver world|direct|churn [AGENTS [FRAMES]]
 //
 // Creates AGENTS (10,000) agents of the guard tree, ticks them twice (their first tick starts the
 // tree; the second is the first quiet one), then runs FRAMES (50) measured frames inside
 // measured_world() or measured_direct(), the functions to collect (--toggle-collect).
+// `churn` is the sweep's 1 % change through a World: each frame a ChurnWriter toggles 1 % of the
+// agents (two writes each, a guard switch from Patrol to Attack; docs/benchmarks.md, "The lines a
+// tick touches") in measured_churn_writes(), then the World steps in measured_churn_step().
+#include "bench_scenarios.hpp"
 #include "guard_scenario.hpp"
 
 #include <ebt/ebt.hpp>
@@ -32,11 +36,19 @@ constexpr ebt::Duration kFrame = std::chrono::milliseconds(50);
         for (ebt::Agent& a : agents) a.tick(kFrame);
 }
 
+[[gnu::noinline]] void measured_churn_writes(ebt::scenarios::ChurnWriter& churn, ebt::World& world,
+                                            const std::vector<ebt::AgentHandle>& handles) {
+    churn.write_frame([&](std::size_t i) -> ebt::Agent& { return world.at(handles[i]); });
+}
+
+[[gnu::noinline]] void measured_churn_step(ebt::World& world) { world.step(kFrame); }
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 2 || (std::strcmp(argv[1], "world") != 0 && std::strcmp(argv[1], "direct") != 0)) {
-        std::fprintf(stderr, "usage: %s world|direct [AGENTS [FRAMES]]\n", argv[0]);
+    if (argc < 2 || (std::strcmp(argv[1], "world") != 0 && std::strcmp(argv[1], "direct") != 0 &&
+                     std::strcmp(argv[1], "churn") != 0)) {
+        std::fprintf(stderr, "usage: %s world|direct|churn [AGENTS [FRAMES]]\n", argv[0]);
         return 2;
     }
     const std::size_t n = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 10'000;
@@ -49,6 +61,19 @@ int main(int argc, char** argv) {
         for (std::size_t i = 0; i < n; ++i) world.spawn(tree, {.seed = i});
         for (int warm = 0; warm < 2; ++warm) world.step(kFrame);
         measured_world(world, frames);
+        std::printf("state hash %016llx\n", static_cast<unsigned long long>(world.state_hash()));
+    } else if (std::strcmp(argv[1], "churn") == 0) {
+        ebt::World world;
+        std::vector<ebt::AgentHandle> handles;
+        for (std::size_t i = 0; i < n; ++i) handles.push_back(world.spawn(tree, {.seed = i}));
+        ebt::scenarios::ChurnWriter churn(tree, n, 0.01);
+        // Two warm-up frames; then each measured frame switches 1 % of the agents from Patrol to Attack
+        // (the writer takes the agents in turn: their first toggle), and steps the world.
+        for (int warm = 0; warm < 2; ++warm) world.step(kFrame);
+        for (int f = 0; f < frames; ++f) {
+            measured_churn_writes(churn, world, handles);
+            measured_churn_step(world);
+        }
         std::printf("state hash %016llx\n", static_cast<unsigned long long>(world.state_hash()));
     } else {
         std::vector<ebt::Agent> agents;

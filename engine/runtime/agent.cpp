@@ -71,13 +71,13 @@ Agent::Agent(Tree tree, AgentOptions options, detail::HostedBlock hosted)
     : Agent(std::move(tree), std::move(options), hosted.host_, hosted.slot_) {}
 
 Agent::Agent(Tree tree, AgentOptions options, detail::AgentHost* block_host, std::uint32_t slot)
-    : tree_(std::move(tree)),
-      listener_(options.listener),
-      user_(options.user.get()),
-      seed_(options.seed),
+    : listener_(options.listener),
       mode_(options.mode),
+      tree_(std::move(tree)),
       restart_on_end_(options.restart_on_end),
-      user_type_(options.user.type()) {
+      user_type_(options.user.type()),
+      user_(options.user.get()),
+      seed_(options.seed) {
     if (!tree_) throw UsageError("Agent: the tree is empty (build it with TreeBuilder::end())");
     check_initial_values(tree_, options.blackboard, "Agent");
     const auto& data = detail::EngineAccess::tree_data(tree_);
@@ -181,29 +181,29 @@ Agent::~Agent() {
 }
 
 Agent::Agent(Agent&& other) noexcept
-    : tree_(std::move(other.tree_)),
-      block_(std::move(other.block_)),
-      blackboard_(other.blackboard_),
+    : block_(std::move(other.block_)),
       listener_(other.listener_),
-      host_(other.host_),
-      user_(other.user_),
-      seed_(other.seed_),
-      serial_(other.serial_),
       clock_(other.clock_),
       next_deadline_(other.next_deadline_),
       ticks_(other.ticks_),
-      stats_(other.stats_),
       walk_pos_(other.walk_pos_),
       queue_head_(other.queue_head_),
       queue_size_(other.queue_size_),
-      host_slot_(other.host_slot_),
       mode_(other.mode_),
-      restart_on_end_(other.restart_on_end_),
       in_tick_(false),
       abort_requested_(other.abort_requested_),
       stopped_(other.stopped_),
+      stats_(other.stats_),
+      tree_(std::move(other.tree_)),
+      blackboard_(other.blackboard_),
+      host_(other.host_),
+      host_slot_(other.host_slot_),
+      restart_on_end_(other.restart_on_end_),
       block_from_host_(other.block_from_host_),
-      user_type_(other.user_type_) {
+      user_type_(other.user_type_),
+      user_(other.user_),
+      seed_(other.seed_),
+      serial_(other.serial_) {
     other.block_from_host_ = false;  // (other.block_ is null now)
     blackboard_.agent_ = this;
     other.blackboard_ = Blackboard();  // the moved-from agent's blackboard refuses every access

@@ -30,9 +30,12 @@ struct World::Forwarder final : TraceListener {
 /// in a parallel array (World::record), so that a frame streams only these bytes. A slot is reused
 /// after its agent is freed; its generation then has changed, which makes old handles stale. Slots
 /// never move (see World::slot). Its state and tick interval are kept apart, in World::schedule(index).
+/// last_time comes first: it and the Agent's first 80 bytes (the members a quiet tick reads, see the
+/// order of Agent's members) are 88 bytes in a row, 2 or 3 cache lines of a 176-byte slot (2.25 on
+/// average over the slots of a chunk) where a quiet tick used to read all 2.75.
 struct World::Slot {
-    std::optional<Agent> agent;
     TimePoint last_time = 0;  // world time of the agent's last tick (or of its joining)
+    std::optional<Agent> agent;
 };
 
 /// The rest of a slot (the cold part): read when a handle is checked, a listener hears an event, or
