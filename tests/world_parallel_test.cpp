@@ -738,3 +738,125 @@ TEST_CASE("world parallel: an agent woken by another's tick after its own tick p
         CHECK(lifecycle(w.traces[0]) == "0:0:I 0:7:I 0:8:I 0:8:U 1:8:U 2:8:U 2:8:T(Success) 2:9:I 3:9:T(Aborted) 3:7:T(Aborted) 3:4:I 3:6:I 3:6:U 4:6:U ");
     }
 }
+
+namespace {
+
+/// Squads of guards that fall asleep at once (Work, then a Sleep that never ends) and respond when
+/// their squad's alarm or the whole camp's alarm is raised: `squads` squads of `per_squad` agents in
+/// consecutive slots, each bound to its squad's blackboard and to one "camp" blackboard all share.
+/// Default task sizes (256 slots): a squad's alarm is routed by the tasks whose ranges hold its
+/// slots; the camp's alarm spreads over every slot and is routed before the phase.
+struct AlarmWorld {
+    World world;
+    Tree tree;
+    std::vector<SharedBlackboard*> squads;
+    SharedBlackboard* camp;
+    std::vector<test::TraceRecorder> traces;
+    std::vector<std::uint64_t> hashes;  // after every frame
+    std::uint64_t stepped = 0, guards = 0, events = 0;
+
+    AlarmWorld(std::uint32_t threads, int squad_count, int per_squad)
+        : world(WorldOptions{.threads = threads}), traces(static_cast<std::size_t>(squad_count * per_squad)) {
+        static const Registry registry = [] {
+            Registry r;
+            r.add_action("Work", [](ActionContext&) { return Status::Success; });
+            r.add_action("Respond", [](ActionContext&) { return Status::Running; });
+            r.add_latent_action("Sleep", [](ActionContext&, const ResumeHandle&) {});
+            return r;
+        }();
+        camp = &world.create_shared("camp");
+        for (int s = 0; s < squad_count; ++s) squads.push_back(&world.create_shared("squad-" + std::to_string(s)));
+        tree = TreeBuilder("alarmed", registry)
+                   .shared_key<bool>("camp", "alarm")
+                   .shared_key<bool>("squad", "alarm")
+                   .active_selector()
+                       .sequence().check("camp.alarm", true).action("Respond").back()
+                       .sequence().check("squad.alarm", true).action("Respond").back()
+                       .sequence().action("Work").action("Sleep").back()
+                   .back()
+                   .end();
+        for (int i = 0; i < squad_count * per_squad; ++i)
+            world.spawn(tree, {.listener = &traces[static_cast<std::size_t>(i)],
+                               .shared = {{"camp", camp}, {"squad", squads[static_cast<std::size_t>(i / per_squad)]}}});
+    }
+    void step() {
+        const FrameMetrics m = world.step(50ms);
+        stepped += m.agents_stepped;
+        guards += m.guards_evaluated;
+        events += m.events_handled;
+        hashes.push_back(world.state_hash());
+    }
+};
+
+}  // namespace
+
+TEST_CASE("world parallel: published squad alarms are routed by the tasks into their own agents, which respond in the frame of the publish") {
+    // 24 squads of 220 guards (5,280 slots). Frame 1: squad 3's alarm (220 agents woken: few enough
+    // that the phase runs on the calling thread). Frame 2: squads 5, 6, 7 and 20 (880 woken, on the
+    // threads; squads 5-7 lie across task ranges). Frame 3: squad 3's alarm ends, squad 21's and
+    // the camp's alarm rise together (the camp's subscribers spread over every slot: this frame
+    // routes before the phase). Frame 5: the camp's alarm ends. An agent of slot i is bound to squad
+    // i / 220.
+    const auto run = [](std::uint32_t threads) {
+        auto w = std::make_unique<AlarmWorld>(threads, 24, 220);
+        for (int f = 0; f < 7; ++f) {
+            if (f == 1) w->squads[3]->set("alarm", true);
+            if (f == 2)
+                for (const int s : {5, 6, 7, 20}) w->squads[static_cast<std::size_t>(s)]->set("alarm", true);
+            if (f == 3) {
+                w->squads[3]->set("alarm", false);
+                w->squads[21]->set("alarm", true);
+                w->camp->set("alarm", true);
+            }
+            if (f == 5) w->camp->set("alarm", false);
+            w->step();
+        }
+        return w;
+    };
+    // Nodes: 0 the active selector; 1 the camp's branch, 3 its Respond; 4 the squad's branch, 6 its
+    // Respond; 7 the work branch, 8 Work, 9 Sleep.
+    const std::string asleep = "0:0:I 0:7:I 0:8:I 0:8:U 0:8:T(Success) 0:9:I ";
+    // (A running branch is not left when its own guard turns false: only a branch before it interrupts.)
+    const std::string camp = "3:1:I 3:3:I 3:3:U 4:3:U 5:3:U 6:3:U ";
+    for (const std::uint32_t threads : thread_counts()) {
+        CAPTURE(threads);
+        const auto w = run(threads);
+        // A guard of squad 3 (slot 700), of squad 6 (slot 1,400, in the middle of a task's range), of
+        // squad 21 (slot 4,700) and of a squad never alarmed (slot 0).
+        CHECK(lifecycle(w->traces[700]) == asleep + "1:9:T(Aborted) 1:7:T(Aborted) 1:4:I 1:6:I 1:6:U 2:6:U 3:6:T(Aborted) 3:4:T(Aborted) " + camp);
+        CHECK(lifecycle(w->traces[1400]) == asleep + "2:9:T(Aborted) 2:7:T(Aborted) 2:4:I 2:6:I 2:6:U 3:6:T(Aborted) 3:4:T(Aborted) " + camp);
+        CHECK(lifecycle(w->traces[4700]) == asleep + "3:9:T(Aborted) 3:7:T(Aborted) " + camp);
+        CHECK(lifecycle(w->traces[0]) == asleep + "3:9:T(Aborted) 3:7:T(Aborted) " + camp);
+        if (threads == 1) continue;
+        const auto one = run(1);
+        CHECK(w->hashes == one->hashes);
+        CHECK(w->stepped == one->stepped);
+        CHECK(w->guards == one->guards);
+        CHECK(w->events == one->events);
+        for (std::size_t i = 0; i < w->traces.size(); i += 37) {
+            CAPTURE(i);
+            CHECK(lifecycle(w->traces[i]) == lifecycle(one->traces[i]));
+        }
+    }
+}
+
+TEST_CASE("world parallel: a change slot of a shared blackboard sees the agents' mirrors already updated at any thread count") {
+    // Game code on a shared blackboard's changes() runs after the World's own routing, as with one
+    // thread: a frame whose publish such a slot hears routes on the calling thread, before the phase.
+    for (const std::uint32_t threads : thread_counts()) {
+        CAPTURE(threads);
+        AlarmWorld w(threads, 4, 200);
+        std::vector<int> seen;
+        const auto connection = w.squads[2]->changes().connect([&](const SharedBlackboard&, KeyId) {
+            seen.push_back(w.world.agent(w.world.handles()[450])->blackboard().get<bool>("squad.alarm") ? 1 : 0);
+        });
+        w.step();
+        w.squads[2]->set("alarm", true);
+        w.step();
+        w.squads[2]->set("alarm", false);
+        w.step();
+        CHECK(seen == std::vector<int>{1, 0});
+        CHECK(lifecycle(w.traces[450]) == "0:0:I 0:7:I 0:8:I 0:8:U 0:8:T(Success) 0:9:I 1:9:T(Aborted) 1:7:T(Aborted) 1:4:I 1:6:I "
+                                          "1:6:U 2:6:U ");
+    }
+}

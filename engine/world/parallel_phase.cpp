@@ -39,6 +39,10 @@ constexpr std::size_t kGrain = 256;
 /// Frames with fewer awake agents than this run their phase on the calling thread (same rules, same
 /// buffering: only cheaper).
 constexpr std::size_t kInlineBelow = 2 * kGrain;
+/// A published change whose subscribers spread over more slots than this is routed on the calling
+/// thread before the phase (with the frame's others): every task whose range it meets would read its
+/// whole list. A squad's agents, spawned together, sit within a few hundred slots.
+constexpr std::uint32_t kRouteSpanLimit = 4096;
 
 /// While a task runs on a thread: what it adds to the thread's buffer (agents for the apply, shared
 /// writes) is kept as one TaskRecord, also when a tick throws out of the task.
@@ -103,7 +107,8 @@ World::ParallelState::ParallelState(std::uint32_t threads)
     : allow_threads(threads > static_cast<std::uint32_t>(tbb::this_task_arena::max_concurrency())
                         ? std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads)
                         : nullptr),
-      arena(static_cast<int>(threads)), buffers(threads), grain(kGrain), inline_below(kInlineBelow) {}
+      arena(static_cast<int>(threads)), buffers(threads), grain(kGrain), inline_below(kInlineBelow),
+      route_span_limit(kRouteSpanLimit) {}
 
 detail::ParallelBuffer& World::ParallelState::this_thread_buffer() {
     const int thread = tbb::this_task_arena::current_thread_index();
@@ -115,14 +120,26 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
     detail::ParallelBuffer& buffer = this_thread_buffer();
     {
         TaskScope task{buffer, begin};  // (kept before the release below, which publishes it)
+        // The frame's published shared changes reach this range's agents first, as they reached every
+        // agent before the first tick with one thread. The agents they woke join the awake bits.
+        buffer.routed_awake.clear();
+        if (!routes.empty()) route_in_range(world, begin, end, buffer);
+        const std::vector<std::uint32_t>& routed = buffer.routed_awake;  // sorted
+        std::size_t next_routed = 0;
+        const auto next_slot = [&](std::uint32_t from) {
+            const std::uint32_t awake = world.next_awake(from, end);
+            return next_routed < routed.size() ? std::min(awake, routed[next_routed]) : awake;
+        };
         // The choice the serial loop makes, a word of awake bits (64 slots) at a time, over this task's
         // slots only. Nothing changes an awake bit during the phase (wakes of other agents wait for
         // the apply), so a word read once stays right.
-        for (std::uint32_t i = world.next_awake(begin, end); i < end;) {
+        for (std::uint32_t i = next_slot(begin); i < end;) {
             const std::uint32_t word = i / 64;
             const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
             std::uint64_t bits = world.awake_[word] & (~std::uint64_t{0} << (i % 64));  // slots i and up
             if (word_end > end) bits &= (std::uint64_t{1} << (end % 64)) - 1;           // below `end`
+            for (; next_routed < routed.size() && routed[next_routed] < word_end; ++next_routed)
+                bits |= std::uint64_t{1} << (routed[next_routed] % 64);  // (all in [i, end): i came from next_slot)
             for (; bits != 0; bits &= bits - 1) {
                 const std::uint32_t index = word * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
                 const SlotSchedule slot_schedule = world.schedule(index);  // state and interval: one 8-byte read
@@ -134,7 +151,7 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                 tick_one(world, index, buffer);
             }
             if (word_end >= end) break;
-            i = world.next_awake(static_cast<std::uint32_t>(word_end), end);
+            i = next_slot(static_cast<std::uint32_t>(word_end));
         }
     }
     tasks_done.fetch_add(1, std::memory_order_acq_rel);
@@ -192,10 +209,118 @@ void World::ParallelState::settle_after_tick(World& world, std::uint32_t index, 
     buffer.agents.push_back(detail::AgentForApply{due, index, ++s.timer_stamp, kSleepsWithTimer});
 }
 
+bool World::ParallelState::may_defer_routes(const World& world, const std::vector<std::uint32_t>& publishing) const {
+    if (world.budget_ != 0 || !world.listeners_.empty() || world.input_observer_ != nullptr ||
+        detail::EngineAccess::has_slots(*world.bus_))
+        return false;
+    for (const std::uint32_t index : publishing)  // only the World's router on the ones that publish
+        if (world.shared_[index].blackboard->changes().num_slots() != 1) return false;
+    return true;
+}
+
+void World::ParallelState::collect_route(World& world, std::uint32_t shared_index, KeyId key) {
+    const SharedEntry& entry = world.shared_[shared_index];
+    if (entry.subscribers.size() <= key || entry.subscribers[key].empty()) return;
+    const std::vector<Subscriber>& list = entry.subscribers[key];
+    detail::PendingRoute route{shared_index, key, list.front().slot, list.front().slot};
+    for (const Subscriber& sub : list) {  // (12 bytes an entry, in a row: no agent is read here)
+        route.first_slot = std::min(route.first_slot, sub.slot);
+        route.last_slot = std::max(route.last_slot, sub.slot);
+    }
+    routes.push_back(route);
+    routed_subscribers += list.size();
+}
+
+void World::ParallelState::settle_routes(World& world) {
+    routes_by_first.clear();
+    widest_route = 0;
+    for (std::uint32_t r = 0; r < routes.size(); ++r) {
+        const std::uint32_t span = routes[r].last_slot - routes[r].first_slot;
+        if (span >= route_span_limit) {
+            // Too wide for the tasks' look-up: this frame routes on this thread, in publish order.
+            std::vector<detail::PendingRoute> now;
+            now.swap(routes);
+            routed_subscribers = 0;
+            for (const detail::PendingRoute& route : now) world.route(route.shared_index, route.key);
+            now.clear();
+            routes.swap(now);  // (its capacity kept)
+            return;
+        }
+        widest_route = std::max(widest_route, span);
+        routes_by_first.push_back(r);
+    }
+    std::sort(routes_by_first.begin(), routes_by_first.end(),
+              [this](std::uint32_t a, std::uint32_t b) { return routes[a].first_slot < routes[b].first_slot; });
+}
+
+void World::ParallelState::route_in_range(World& world, std::uint32_t begin, std::uint32_t end, detail::ParallelBuffer& buffer) {
+    // The routes whose subscribers' slots meet [begin, end): first slot below `end`, last at `begin` or
+    // later. Their first slots are at least begin - widest_route.
+    buffer.route_candidates.clear();
+    const std::uint32_t lowest_first = begin > widest_route ? begin - widest_route : 0;
+    auto it = std::lower_bound(routes_by_first.begin(), routes_by_first.end(), lowest_first,
+                               [this](std::uint32_t r, std::uint32_t slot) { return routes[r].first_slot < slot; });
+    for (; it != routes_by_first.end() && routes[*it].first_slot < end; ++it)
+        if (routes[*it].last_slot >= begin) buffer.route_candidates.push_back(*it);
+    std::sort(buffer.route_candidates.begin(), buffer.route_candidates.end());  // the order one thread routes them in
+    bool woke = false;
+    detail::ParallelTick tick{&world, 0, &buffer, &woke};
+    TickScope scope(tick);
+    for (const std::uint32_t r : buffer.route_candidates) {
+        const detail::PendingRoute& route = routes[r];
+        const SharedEntry& entry = world.shared_[route.shared_index];
+        const void* value = entry.blackboard->published(route.key);
+        bool saw_gone = false;
+        for (const Subscriber& sub : entry.subscribers[route.key]) {  // (no one changes a list during the phase)
+            if (sub.slot < begin || sub.slot >= end) continue;
+            if (world.schedule(sub.slot).state != detail::SlotState::Live || world.record(sub.slot).generation != sub.generation) {
+                saw_gone = true;  // dropped from the list after the phase, as a serial route drops it
+                continue;
+            }
+            tick.slot = sub.slot;
+            woke = false;
+            // As World::route: wakes the agent (through World::on_agent_wake, which sets `woke`) if a
+            // live guard reads the key.
+            detail::EngineAccess::mirror(world.slot(sub.slot).agent->blackboard(), sub.tree_key, value);
+            if (woke && !world.is_awake(sub.slot)) buffer.routed_awake.push_back(sub.slot);
+        }
+        if (saw_gone) buffer.routes_with_gone.push_back(r);
+    }
+    std::sort(buffer.routed_awake.begin(), buffer.routed_awake.end());
+    buffer.routed_awake.erase(std::unique(buffer.routed_awake.begin(), buffer.routed_awake.end()), buffer.routed_awake.end());
+    for (const std::uint32_t index : buffer.routed_awake) buffer.agents.push_back(detail::AgentForApply{0, index, 0, kWoken});
+}
+
+void World::ParallelState::finish_routes(World& world, bool phase_threw) {
+    if (routes.empty()) return;
+    if (phase_threw) {
+        for (const detail::PendingRoute& route : routes) world.route(route.shared_index, route.key);
+    } else {
+        for (const detail::ParallelBuffer& buffer : buffers)
+            for (const std::uint32_t r : buffer.routes_with_gone) {
+                // World::route's removal, in its order (a snapshot saves the lists as they are).
+                std::vector<Subscriber>& list = world.shared_[routes[r].shared_index].subscribers[routes[r].key];
+                for (std::size_t i = 0; i < list.size();) {
+                    const Subscriber sub = list[i];
+                    if (world.schedule(sub.slot).state != detail::SlotState::Live || world.record(sub.slot).generation != sub.generation) {
+                        list[i] = list.back();
+                        list.pop_back();
+                        continue;
+                    }
+                    ++i;
+                }
+            }
+    }
+    routes.clear();
+    routes_by_first.clear();
+    routed_subscribers = 0;
+}
+
 void World::set_parallel_grain_for_test(std::uint32_t grain) {
     if (!parallel_ || grain == 0) throw UsageError("set_parallel_grain_for_test(): needs set_threads(n > 1) and a grain > 0");
     parallel_->grain = grain;
     parallel_->inline_below = 2 * std::size_t{grain};
+    parallel_->route_span_limit = std::numeric_limits<std::uint32_t>::max();  // every route in the tasks
 }
 
 World::World(WorldOptions options) : World() { set_threads(options.threads); }
@@ -225,7 +350,8 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
     ParallelState& p = *parallel_;
     for (auto& buffer : p.buffers) buffer.clear();
     const std::size_t n = listed ? p.step_list.size() : count;  // places of the step list, or slots
-    const std::size_t awake = listed ? p.step_list.size() : awake_count_;
+    // (The agents the phase's routing may wake are counted as awake: a frame of many alarms runs on threads.)
+    const std::size_t awake = listed ? p.step_list.size() : awake_count_ + p.routed_subscribers;
     // Debugging tools and game code subscribed to the bus are called from the ticks: with world
     // listeners, an input observer (a recorder hears lifecycle events and direct agent calls) or
     // ChangeBus slots, the phase runs on this thread, in slot order; so do small frames.
@@ -295,6 +421,7 @@ void World::apply_sleeps_and_wakes() {
             const detail::AgentForApply& a = task.buffer->agents[i];
             switch (a.after_tick) {
             case ParallelState::kApplyDecides: schedule_after_step(a.slot); break;
+            case ParallelState::kWoken: set_awake(a.slot); break;
             case ParallelState::kSleepsWithTimer:
                 push_timer(TimerEntry{a.due, a.slot, a.stamp});
                 clear_awake(a.slot);

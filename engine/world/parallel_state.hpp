@@ -35,6 +35,15 @@ struct DeferredSharedWrite {
     static constexpr std::uint32_t kNotOwned = 0xFFFFFFFFu;
 };
 
+/// A change of a shared key published at the start of the frame whose routing into the subscribed
+/// agents' mirrors is left to the parallel phase: each task mirrors it into the subscribers in its own
+/// range of slots before it ticks them (World::publish_shared collects them; docs/world.md "Threads").
+struct PendingRoute {
+    std::uint32_t shared_index;          // in the World's shared blackboards
+    KeyId key;                           // the shared blackboard's key
+    std::uint32_t first_slot, last_slot;  // the least and the greatest slot of its subscriber list
+};
+
 /// An agent a tick of the parallel phase left for the apply: it goes to sleep (its awake bit is
 /// cleared, and with kSleepsWithTimer its new timer entry {due, slot, stamp} is pushed into the
 /// World's heap), or the apply decides (kApplyDecides: its tick threw, or it is not live).
@@ -69,6 +78,9 @@ struct alignas(64) ParallelBuffer {
     std::vector<std::byte> bytes;              // values of trivially copyable types
     std::vector<Value> boxed;                  // other values (std::string, user types): allocate
     std::vector<std::uint32_t> wakes;          // other agents woken (only a world breaking the rule)
+    std::vector<std::uint32_t> route_candidates;  // the current task's routes (places in ParallelState::routes)
+    std::vector<std::uint32_t> routed_awake;      // the current task's agents woken by its routing, sorted
+    std::vector<std::uint32_t> routes_with_gone;  // routes whose lists hold agents that left (cleaned after)
     std::int64_t timers_live_change = 0;       // armed timers gained (+) and lost (-) by this thread's agents
     void clear() {
         metrics = FrameMetrics{};
@@ -80,6 +92,7 @@ struct alignas(64) ParallelBuffer {
         bytes.clear();
         boxed.clear();
         wakes.clear();
+        routes_with_gone.clear();
     }
 };
 
@@ -97,6 +110,21 @@ struct World::ParallelState {
     /// A task of the parallel phase, frames with a budget: ticks step_list[begin, end), the agents
     /// the calling thread chose (World::step_in_parallel), likewise.
     void tick_listed(World& world, std::size_t begin, std::size_t end);
+    /// Publishing, with routes deferred (collecting_routes): notes the change of `key` of shared
+    /// blackboard `shared_index` instead of mirroring it at once.
+    void collect_route(World& world, std::uint32_t shared_index, KeyId key);
+    /// After publishing: keeps the collected routes for the phase, sorted for the tasks' look-up; or,
+    /// when one of them is too wide for that (its subscribers spread over more than
+    /// route_span_limit slots), routes them all now, in the order they were collected.
+    void settle_routes(World& world);
+    /// First thing in a task of slots [begin, end): mirrors the frame's deferred routes into the
+    /// subscribers in that range, in the order one thread routes them (by route, then list order),
+    /// and notes the ones that woke (buffer.routed_awake, and a kWoken record each).
+    void route_in_range(World& world, std::uint32_t begin, std::uint32_t end, detail::ParallelBuffer& buffer);
+    /// After the phase: drops the entries of agents that left from the lists the tasks found them in
+    /// (as a serial route does), or, when the phase threw, routes every deferred change again on this
+    /// thread (a mirror already made changes nothing; the agents no task reached get theirs).
+    void finish_routes(World& world, bool phase_threw);
     /// The current thread's buffer (the calling thread's, outside the arena, is the first).
     detail::ParallelBuffer& this_thread_buffer();
     /// One agent's tick on the current thread, then settle_after_tick.
@@ -107,11 +135,17 @@ struct World::ParallelState {
         kApplyDecides = 1,     // not settled in the phase (its tick threw, or it is not live): schedule_after_step
         kSleeps = 2,           // its timer record is settled: clear its awake bit
         kSleepsWithTimer = 3,  // also push its new timer entry into the heap
+        kWoken = 4,            // asleep when the phase began, woken by its task's routing: set its awake
+                               // bit (noted before its tick's own record, so that the two apply in turn)
     };
     /// Right after the tick of slot `index` (on the ticking thread): for an agent going to sleep,
     /// does the part of schedule_after_step that touches only its own slot (its timer record, a new
     /// stamp) and notes the rest (its awake bit, the timer heap) in buffer.agents for the apply.
     void settle_after_tick(World& world, std::uint32_t index, detail::ParallelBuffer& buffer);
+    /// Whether this frame's publish may leave routing to the tasks: nothing but the World's own router
+    /// can see a change before the phase (no bus slots, no world listener or input observer, no other
+    /// slot on the blackboards that publish) and no budget chooses agents before it.
+    bool may_defer_routes(const World& world, const std::vector<std::uint32_t>& publishing) const;
     /// The body of the phase's tbb::parallel_for: forwards each range to tick_slots (a range of
     /// slots) or, with `listed`, to tick_listed (a range of places in step_list). (Named, not a
     /// lambda, so that .ci/tsan_tbb.supp can name it: TBB copies it between threads inside its task
@@ -135,6 +169,13 @@ struct World::ParallelState {
     std::size_t inline_below;                     // frames with fewer awake agents tick on the calling thread
     std::vector<std::uint32_t> step_list;         // with a budget: this frame's agents, in the order one thread steps them
     std::vector<detail::TaskRecord> tasks;        // every thread's task records, sorted by order for applying
+    // Routing published shared changes inside the phase (each task into its own slots' agents).
+    bool collecting_routes = false;               // publish_shared is running with routes deferred
+    std::vector<detail::PendingRoute> routes;     // this frame's deferred routes, in the order one thread routes them
+    std::vector<std::uint32_t> routes_by_first;   // places in `routes`, sorted by first_slot
+    std::uint32_t widest_route = 0;               // the greatest last_slot - first_slot among them
+    std::size_t routed_subscribers = 0;           // their list entries, counted for the choice to tick inline
+    std::uint32_t route_span_limit;               // a route spread over more slots is routed serially
     std::vector<std::uint8_t> shared_written_in_apply;  // per World shared blackboard: the apply wrote it (then 0 again)
     std::vector<std::uint32_t> shared_written_list;     // the ones set in shared_written_in_apply
     // ThreadSanitizer cannot see the synchronization inside a oneTBB built without it: the phase

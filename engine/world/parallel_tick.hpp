@@ -26,6 +26,9 @@ struct ParallelTick {
     const World* world = nullptr;
     std::uint32_t slot = 0;
     ParallelBuffer* buffer = nullptr;
+    /// While the thread routes a published shared key into agent `slot`'s mirror (not a tick):
+    /// set when that agent asks to be woken (World::on_agent_wake), so that its task ticks it.
+    bool* routed_wake = nullptr;
 };
 
 /// The current thread's tick in a parallel phase, or nullptr (any other time, any other thread).

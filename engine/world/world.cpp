@@ -200,6 +200,17 @@ std::uint64_t World::publish_shared() {
     batch.swap(shared_written_);
     std::sort(batch.begin(), batch.end());
     batch.erase(std::unique(batch.begin(), batch.end()), batch.end());  // (a game's own publish() between writes)
+    // With several threads, the changes are routed into the agents' mirrors by the tasks of the
+    // parallel phase, each into its own range's agents (parallel_phase.cpp), when nothing can see the
+    // mirrors before the phase; otherwise here, as each change is emitted.
+    ParallelState* const deferring = parallel_ && parallel_->may_defer_routes(*this, batch) ? parallel_.get() : nullptr;
+    struct Collecting {
+        ParallelState* state;
+        ~Collecting() {
+            if (state) state->collecting_routes = false;
+        }
+    } collecting{deferring};
+    if (deferring) deferring->collecting_routes = true;
     std::uint64_t errors = 0;
     for (std::size_t k = 0; k < batch.size(); ++k) {
         const std::uint32_t index = batch[k];
@@ -218,11 +229,19 @@ std::uint64_t World::publish_shared() {
         }
         shared_written_.resize(kept);
     }
+    if (deferring) {
+        deferring->collecting_routes = false;
+        deferring->settle_routes(*this);
+    }
     return errors;
 }
 
 void World::route(std::size_t shared_index, KeyId key) {
     if (shared_[shared_index].subscribers.size() <= key) return;
+    if (parallel_ && parallel_->collecting_routes) {  // routed by the parallel phase's tasks
+        parallel_->collect_route(*this, static_cast<std::uint32_t>(shared_index), key);
+        return;
+    }
     ++routing_;
     struct Routing {
         std::uint32_t& depth;
@@ -588,6 +607,7 @@ void World::on_agent_wake(std::uint32_t index) {
         // agent; that wake is kept for after the phase, where it changes the shared awake set.
         detail::ParallelTick* tick = detail::parallel_tick();
         if (tick && tick->slot != index) tick->buffer->wakes.push_back(index);
+        else if (tick && tick->routed_wake) *tick->routed_wake = true;  // a task routing a change into it
         return;
     }
     if (index < slot_count_ && schedule(index).state == State::Live) set_awake(index);
@@ -861,7 +881,7 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
         //    its own range of slots and ticks what it finds (the serial loop's choice, LOD included),
         //    so that no thread lists every agent before the ticking starts.
         end_phase(&StepPhaseTimes::choose);
-        if (awake_count_ == 0) return false;
+        if (awake_count_ == 0 && p.routes.empty()) return false;
     }
     // 2. Tick them (parallel_phase.cpp). A UsageError out of a tick (game code misused an agent:
     //    see "misuse" in docs/world.md) ends the phase; what was ticked is still applied below, and
@@ -873,6 +893,7 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
         error = std::current_exception();
     }
     end_phase(&StepPhaseTimes::tick);
+    p.finish_routes(*this, error != nullptr);  // (the lists' entries of agents that left; after an error, the rest)
     // 3. Apply (calling thread, slot order: the tasks' records sorted by their first slot) what the
     //    ticks left for the world: sleep and timers (as step_slot does after each tick), wakes of
     //    other agents (a world breaking the rule), then the shared blackboard writes
