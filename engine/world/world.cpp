@@ -474,7 +474,20 @@ std::size_t World::resume_all(std::span<const ResumeHandle> handles, Status stat
         if (a && a->serial() == h.agent_serial) {
             bool wake = false;
             const bool resumed = detail::EngineAccess::resume_in_world(*a, h, status, wake);
-            if (wake) set_awake(index);
+            if (wake) {
+                // set_awake(index), its common case here: the slot's word of awake bits exists (a live
+                // slot's was made when it joined; the set never shrinks) and the bit is clear. Inline,
+                // because set_awake's call saves the registers of its growing path on every call.
+                const std::uint32_t word = index / 64;
+                const std::uint64_t bit = std::uint64_t{1} << (index % 64);
+                if (word < awake_.size() && (awake_[word] & bit) == 0) {
+                    awake_[word] |= bit;
+                    awake_words_[word / 64] |= std::uint64_t{1} << (word % 64);
+                    ++awake_count_;
+                } else {
+                    set_awake(index);
+                }
+            }
             if (input_observer_) on_agent_resume(index, h, status, resumed);
             accepted += resumed ? 1 : 0;
         } else if (input_observer_) {
