@@ -52,15 +52,7 @@ void Runtime::queue_remove_at(std::uint16_t logical) {
     --a.queue_size_;
 }
 
-void Runtime::enqueue(NodeIndex n) {
-    if (has(n, kQueued)) return;
-    set(n, kQueued);
-    // Work arriving from outside the agent's own tick: tell the host, which may have it marked idle.
-    if (!a.in_tick_ && a.host_) a.host_->on_agent_wake(a.host_slot_);
-    place_in_queue(n);
-}
-
-void Runtime::place_in_queue(NodeIndex n) {
+inline void Runtime::place_in_queue(NodeIndex n) {
     // Common case first: work for the next frame that sorts after everything queued (a running leaf
     // re-queueing itself). Entries behind the marker are sorted, so the tail tells.
     if (passed(n)) {
@@ -94,6 +86,14 @@ void Runtime::place_in_queue(NodeIndex n) {
         while (i < a.queue_size_ && queue_at(i) < n) ++i;
     }
     queue_insert(i, n);
+}
+
+void Runtime::enqueue(NodeIndex n) {
+    if (has(n, kQueued)) return;
+    set(n, kQueued);
+    // Work arriving from outside the agent's own tick: tell the host, which may have it marked idle.
+    if (!a.in_tick_ && a.host_) a.host_->on_agent_wake(a.host_slot_);
+    place_in_queue(n);
 }
 
 bool Runtime::resume_run(const ResumeHandle& handle, Status status, bool& wake) {

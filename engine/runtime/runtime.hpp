@@ -256,7 +256,9 @@ struct Runtime {
     void dispatch(NodeIndex n);  // a popped node's work other than a plain update: start, checks, timer, resume
     void collect_due_timers();
     void enqueue(NodeIndex n);           // this frame if the walk has not passed n, else next frame
-    void place_in_queue(NodeIndex n);    // enqueue's insertion in tree order (n marked queued, the host told)
+    /// enqueue's insertion in tree order (n marked queued, the host told). Always inline: it is the
+    /// body of enqueue (a write's wake-up) and of resume_run, and a call would cost both.
+    [[gnu::always_inline]] inline void place_in_queue(NodeIndex n);
     /// Agent::resume's work once the handle's serial is known to be this agent's and the status is
     /// Success or Failure: false, with nothing changed, unless the handle names a suspended run of an
     /// action that was not resumed yet; otherwise the resume is marked and (event mode) the action
