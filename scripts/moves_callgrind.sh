@@ -15,8 +15,10 @@
 #                   it call Agent::resume itself), World::resume less Agent::resume, the wakes
 #                   (World::on_agent_wake), and
 #                   World::step less the agents' ticks (its loop and bookkeeping for the woken agents)
-#   engine          Agent::resume (less the wake it tells the World of) and the agents' ticks
-#                   (Agent::tick_numbered, less MovementSystem::request called from Patrol's start)
+#   engine          Agent::resume, or since h-moves3 Agent::resume_in_world (less the wake it tells
+#                   the World of, before h-moves3) and the agents' ticks (Agent::tick_in_world, or
+#                   in older code Agent::tick_numbered, less MovementSystem::request called from
+#                   Patrol's start)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build="${1:-build/rel}"
@@ -49,10 +51,13 @@ ms_step = get("ebt::scenarios::MovementSystem::step(")
 # MovementSystem::request, inlined into Patrol's start function (the latent action's lambda)
 ms_request = get("ebt::scenarios::MovementSystem::request") or get("register_latent_guard_actions(ebt::Registry&, ebt::scenarios::MovementSystem&)::{lambda")
 world_resume = get("ebt::World::resume(")
-agent_resume = get("ebt::Agent::resume(")
+# Since h-moves3, resume_all resumes through Agent::resume_in_world and sets the awake bit itself.
+agent_resume = get("ebt::Agent::resume(") or get("ebt::Agent::resume_in_world(")
 wake = get("ebt::World::on_agent_wake(")
 world_step = get("ebt::World::step(std")
-ticks = get("ebt::Agent::tick_numbered(")
+# Since the lean World tick (h-quiet), a World ticks its agents through Agent::tick_in_world, which
+# calls tick_numbered only for a tick it refuses.
+ticks = get("ebt::Agent::tick_in_world(") or get("ebt::Agent::tick_numbered(")
 # World::resume_all (the MovementSystem's batch since h-moves): its own loop, with the prefetches,
 # counts to the World; before it the MovementSystem called World::resume itself.
 resume_all = get("ebt::World::resume_all(")
@@ -68,8 +73,8 @@ print(f"moves completed: {moves}")
 for label, ir in [("MovementSystem", movement), ("World", world), ("  World::resume_all's loop (prefetches; the checks)", batch),
                   ("  World::resume, less Agent::resume", world_resume_own),
                   ("  World::on_agent_wake", wake), ("  World::step, less the ticks", world_step - ticks),
-                  ("engine", engine), ("  Agent::resume, less the wake", agent_resume - wake),
-                  ("  Agent::tick_numbered, less MovementSystem::request", ticks - ms_request),
+                  ("engine", engine), ("  Agent::resume (or resume_in_world), less the wake", agent_resume - wake),
+                  ("  the two ticks (tick_in_world), less MovementSystem::request", ticks - ms_request),
                   ("all (measured_frames)", total)]:
     print(f"{label:55s} {ir / moves:8.1f} instructions per move")
 PY

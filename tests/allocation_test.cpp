@@ -259,6 +259,40 @@ TEST_CASE("allocations: completed latent moves and the restarts after them alloc
     });
 }
 
+TEST_CASE("allocations: completed latent moves through a World (resume_all, the two steps, the sleep) allocate nothing") {
+    // The same moves as above, through a World: the resumes of a frame in one World::resume_all (its
+    // own wake and input-observer path), the step that ends the moves and the one that restarts the
+    // roots (a move's own tick path and the sleep after it).
+    std::vector<ResumeHandle> moves;
+    std::vector<ResumeHandle> due;
+    moves.reserve(64);
+    due.reserve(64);
+    Registry reg;
+    scenarios::register_fight_actions(reg);
+    reg.add_latent_action("Patrol", [&](ActionContext&, const ResumeHandle& h) { moves.push_back(h); });
+    const Tree tree = scenarios::guard_tree(reg);
+    test::in_both_modes([&](Mode mode) {
+        constexpr std::size_t kAgents = 32;
+        moves.clear();
+        World world;
+        for (std::size_t i = 0; i < kAgents; ++i) world.spawn(tree, {.mode = mode, .seed = i});
+        world.step(16ms);  // every agent starts its first move
+        const auto round = [&] {
+            due.swap(moves);
+            moves.clear();
+            REQUIRE(world.resume_all(due, Status::Success) == kAgents);
+            world.step(16ms);  // the moves and the roots end
+            world.step(16ms);  // the roots restart, the next moves begin
+            REQUIRE(moves.size() == kAgents);
+        };
+        for (int i = 0; i < 3; ++i) round();  // warm up
+        const long long n = allocations_during([&] {
+            for (int i = 0; i < 100; ++i) round();
+        });
+        CHECK(n == 0);
+    });
+}
+
 // ---- blackboard writes ----------------------------------------------------------------------------------------
 
 TEST_CASE("allocations: blackboard writes without listeners allocate nothing") {

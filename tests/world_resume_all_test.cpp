@@ -109,3 +109,90 @@ TEST_CASE("world: resume_all refuses a status other than Success or Failure and 
     w.world.step(50ms);
     CHECK(w.traces[2].tick(1) == "4:T(Failure) 0:T(Failure)");
 }
+
+namespace {
+
+/// Records what a World tells its input observer of resumes, one line per call.
+struct ResumeLog final : WorldInputObserver {
+    std::vector<std::string> lines;
+    void on_resume(const ResumeHandle& h, Status status, bool accepted) override {
+        lines.push_back("slot " + std::to_string(h.agent.index) + " gen " + std::to_string(h.agent.generation) + " node " +
+                        std::to_string(h.node) + " run " + std::to_string(h.run) + " " + to_string(status) +
+                        (accepted ? " accepted" : " refused"));
+    }
+    void on_step(Duration) override {}
+    void on_publish() override {}
+    void on_step_end(const FrameMetrics&) override {}
+    void on_spawn(AgentHandle, const Tree&, const SpawnOptions&) override {}
+    void on_despawn(AgentHandle) override {}
+    void on_abort(AgentHandle) override {}
+    void on_tick_interval(AgentHandle, std::uint32_t) override {}
+    void on_agent_budget(std::uint32_t) override {}
+    void on_create_shared(SharedBlackboard&) override {}
+};
+
+/// Agent 0 runs Parallel(Move, Kick), whose Kick resumes a list of moves from inside its tick (its
+/// own Move, passed by the walk already, and the moves of sleeping agents before and after it in slot
+/// order); agents 1.. run the mover tree and sleep while they move. `batched` makes Kick resume
+/// them with World::resume_all, otherwise with World::resume one by one.
+struct KickerWorld {
+    Registry registry;
+    std::vector<ResumeHandle> moves;
+    std::vector<test::TraceRecorder> traces;
+    std::vector<ResumeHandle> to_kick;
+    ResumeLog log;
+    World world;
+    std::size_t accepted = 0;
+
+    KickerWorld(std::size_t count, bool batched) : moves(count), traces(count) {
+        registry.add_latent_action("Move", [this](ActionContext& ctx, const ResumeHandle& move) { moves[ctx.agent().seed()] = move; });
+        registry.add_action("Kick", [this, batched](ActionContext&) {
+            if (batched) {
+                accepted += world.resume_all(to_kick, Status::Success);
+            } else {
+                for (const ResumeHandle& h : to_kick) accepted += world.resume(h, Status::Success) ? 1 : 0;
+            }
+            to_kick.clear();
+            return Status::Running;
+        });
+        const Tree kicker = TreeBuilder("kicker", registry).parallel(Policy::RequireAll, Policy::RequireOne).action("Move").action("Kick").back().end();
+        const Tree mover = TreeBuilder("mover", registry).selector().action("Move").back().end();
+        // The kicker in slot 2: movers before it (slots 0, 1) and after it.
+        for (std::size_t i = 0; i < count; ++i)
+            world.spawn(i == 2 ? kicker : mover, {.mode = Mode::Event, .seed = i, .listener = &traces[i]});
+        world.set_input_observer(&log);
+        world.step(50ms);  // every agent starts its first move
+    }
+};
+
+}  // namespace
+
+TEST_CASE("world: resume_all from inside a tick wakes, refuses and tells the input observer exactly as resume") {
+    constexpr std::size_t kAgents = 6;
+    KickerWorld one_by_one(kAgents, false);
+    KickerWorld batched(kAgents, true);
+    for (KickerWorld* w : {&one_by_one, &batched}) {
+        // The kicker's own move (in its tick, after the walk passed it), sleeping movers before and after
+        // it in slot order, one of them twice (refused the second time).
+        w->to_kick = {w->moves[2], w->moves[4], w->moves[0], w->moves[4]};
+        w->world.step(50ms);
+        w->world.step(50ms);
+        w->world.step(50ms);
+    }
+    CHECK(batched.accepted == 3);
+    CHECK(one_by_one.accepted == 3);
+    CHECK(batched.log.lines == one_by_one.log.lines);
+    REQUIRE(batched.log.lines.size() == 4);
+    CHECK(batched.log.lines[3] == "slot 4 gen 1 node 1 run 1 Success refused");
+    for (std::size_t i = 0; i < kAgents; ++i) {
+        CAPTURE(i);
+        CHECK(batched.traces[i].lifecycle() == one_by_one.traces[i].lifecycle());
+    }
+    CHECK(batched.world.state_hash() == one_by_one.world.state_hash());
+    // Mover 4 (after the kicker) was woken in the frame of the resume and ended its move in it; mover 0
+    // (before it) ended it in the next frame; the root restarted them on the frame after that.
+    CHECK(one_by_one.traces[4].tick(1) == "1:T(Success) 0:T(Success)");
+    CHECK(one_by_one.traces[4].tick(2) == "0:I 1:I");
+    CHECK(one_by_one.traces[0].tick(1).empty());
+    CHECK(one_by_one.traces[0].tick(2) == "1:T(Success) 0:T(Success)");
+}

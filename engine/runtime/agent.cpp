@@ -266,6 +266,33 @@ Status detail::Runtime::finish_tick() {
     return st(0);  // the root's status (the block is known to be there: no checks needed)
 }
 
+// A World's tick of an agent whose queue is [n, marker] with n's work other than a plain update: in
+// a latent move, the tick that ends the resumed action (and the run) and the tick that restarts the
+// root. Agent::tick_in_world has checked and read what checked_tick, event_tick and
+// single_entry_tick would check again (tick_numbered's checks passed; event mode, no listener, not
+// stopped, no deadline due, the queue [n, marker]): this is checked_tick with those tests left out and
+// single_entry_tick's pop done here, then the same single_entry_work, event_loop and finish_tick.
+// tests/differential_test.cpp's World case and tests/move_paths_test.cpp hold it to the general path.
+[[gnu::noinline]] void detail::Runtime::single_work_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame) {
+    TickScope scope(agent.in_tick_);
+    agent.ticks_ = tick;
+    agent.clock_ += dt.count();
+    Runtime rt(agent);
+    rt.dt = dt;
+    rt.frame = &frame;
+    // single_entry_tick's pop of the queue's one node (walk_pos_ goes from -1 to n, as advance(n) sets it).
+    const NodeIndex n = rt.queue_entries[agent.queue_head_];
+    agent.queue_head_ = static_cast<std::uint16_t>(rt.queue_slot(1));
+    agent.queue_size_ = 1;
+    std::uint16_t& flags = rt.fl(n);
+    flags = static_cast<std::uint16_t>(flags & ~kQueued);
+    rt.check_walk_order(n);
+    agent.walk_pos_ = n;
+    rt.count_visit();
+    if (!rt.single_entry_work(n, static_cast<std::uint16_t>(flags & kPendingWork))) rt.event_loop();
+    rt.finish_tick();
+}
+
 namespace {
 /// The rest of a tick that Agent::tick_in_world's lean path began, when the update did anything but
 /// return Running with nothing else changed: on through the general path from the update's return
@@ -327,7 +354,7 @@ void Agent::tick_in_world(std::uint64_t tick, Duration dt, FrameMetrics& frame) 
     const detail::NodeDef& d = t.nodes[n];
     if ((flags & Runtime::kPendingWork) != 0 || d.kind != NodeKind::Action ||
         reinterpret_cast<const Status*>(b + t.layout.status_offset)[n] != Status::Running) {
-        Runtime::checked_tick(*this, tick, dt, &frame);
+        Runtime::single_work_tick(*this, tick, dt, frame);  // a move's two ticks (h-moves3)
         return;
     }
     // From here on the state is what the general path leaves when it calls the update: the tick
@@ -391,19 +418,19 @@ bool Agent::resume(const ResumeHandle& handle, Status status) {
         throw UsageError(std::string("Agent::resume() needs Success or Failure, got ") + to_string(status));
     if (!block_ || handle.agent_serial != serial_) return false;  // not a handle of this agent
     Runtime rt(*this);
-    const NodeIndex n = handle.node;
-    // A run of this action that is suspended and not resumed yet (one read of the node's flags).
-    if (n >= tree_.size() || rt.def(n).kind != NodeKind::Action || !rt.running(n) ||
-        (rt.fl(n) & (detail::kSuspended | detail::kResumePending)) != detail::kSuspended || rt.run_id(n) != handle.run) {
-        if (host_) host_->on_agent_resume(host_slot_, handle, status, false);
-        return false;
-    }
-    rt.set(n, static_cast<std::uint16_t>(status == Status::Success ? detail::kResumePending | detail::kResumeSuccess
-                                                                    : detail::kResumePending));
-    if (mode_ == Mode::Event) rt.enqueue(n);
-    if (!in_tick_) rt.check_invariants("Agent::resume()");
-    if (host_) host_->on_agent_resume(host_slot_, handle, status, true);
-    return true;
+    bool wake = false;
+    const bool accepted = rt.resume_run(handle, status, wake);
+    if (wake) host_->on_agent_wake(host_slot_);
+    if (accepted && !in_tick_) rt.check_invariants("Agent::resume()");
+    if (host_) host_->on_agent_resume(host_slot_, handle, status, accepted);
+    return accepted;
+}
+
+bool Agent::resume_in_world(const ResumeHandle& handle, Status status, bool& wake) {
+    Runtime rt(*this);
+    const bool accepted = rt.resume_run(handle, status, wake);
+    if (accepted && !in_tick_) rt.check_invariants("Agent::resume()");
+    return accepted;
 }
 
 void Agent::restart() {

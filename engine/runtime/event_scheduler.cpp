@@ -52,11 +52,7 @@ void Runtime::queue_remove_at(std::uint16_t logical) {
     --a.queue_size_;
 }
 
-void Runtime::enqueue(NodeIndex n) {
-    if (has(n, kQueued)) return;
-    set(n, kQueued);
-    // Work arriving from outside the agent's own tick: tell the host, which may have it marked idle.
-    if (!a.in_tick_ && a.host_) a.host_->on_agent_wake(a.host_slot_);
+inline void Runtime::place_in_queue(NodeIndex n) {
     // Common case first: work for the next frame that sorts after everything queued (a running leaf
     // re-queueing itself). Entries behind the marker are sorted, so the tail tells.
     if (passed(n)) {
@@ -90,6 +86,29 @@ void Runtime::enqueue(NodeIndex n) {
         while (i < a.queue_size_ && queue_at(i) < n) ++i;
     }
     queue_insert(i, n);
+}
+
+void Runtime::enqueue(NodeIndex n) {
+    if (has(n, kQueued)) return;
+    set(n, kQueued);
+    // Work arriving from outside the agent's own tick: tell the host, which may have it marked idle.
+    if (!a.in_tick_ && a.host_) a.host_->on_agent_wake(a.host_slot_);
+    place_in_queue(n);
+}
+
+bool Runtime::resume_run(const ResumeHandle& handle, Status status, bool& wake) {
+    const NodeIndex n = handle.node;
+    // A run of this action that is suspended and not resumed yet (one read of the node's flags).
+    if (n >= t.nodes.size() || def(n).kind != NodeKind::Action || !running(n) ||
+        (fl(n) & (kSuspended | kResumePending)) != kSuspended || run_id(n) != handle.run)
+        return false;
+    set(n, static_cast<std::uint16_t>(status == Status::Success ? kResumePending | kResumeSuccess : kResumePending));
+    if (event_mode() && !has(n, kQueued)) {  // enqueue(n), with the host's wake left to the caller
+        set(n, kQueued);
+        wake = !a.in_tick_ && a.host_;
+        place_in_queue(n);
+    }
+    return true;
 }
 
 void Runtime::dequeue(NodeIndex n) {

@@ -246,12 +246,25 @@ struct Runtime {
     /// A tick of `agent` once tick_numbered's checks have passed: the clock and tick number moved on,
     /// the mode's tick run, finish_tick(). tick_numbered and the lean World tick's fallback call it.
     static Status checked_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics* frame);
+    /// checked_tick of a World's agent in event mode, without a listener, not stopped, with no deadline
+    /// due and its queue [n, marker] (Agent::tick_in_world has checked all that): n's work other than a
+    /// plain update, through single_entry_work (a move's two ticks), without those checks made again.
+    static void single_work_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
     /// Work flags that keep a queued node from being a plain per-frame update.
     static constexpr std::uint16_t kPendingWork = kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     void process(NodeIndex n);   // pops' bookkeeping (walk position, counts), then the node's work
     void dispatch(NodeIndex n);  // a popped node's work other than a plain update: start, checks, timer, resume
     void collect_due_timers();
     void enqueue(NodeIndex n);           // this frame if the walk has not passed n, else next frame
+    /// enqueue's insertion in tree order (n marked queued, the host told). Always inline: it is the
+    /// body of enqueue (a write's wake-up) and of resume_run, and a call would cost both.
+    [[gnu::always_inline]] inline void place_in_queue(NodeIndex n);
+    /// Agent::resume's work once the handle's serial is known to be this agent's and the status is
+    /// Success or Failure: false, with nothing changed, unless the handle names a suspended run of an
+    /// action that was not resumed yet; otherwise the resume is marked and (event mode) the action
+    /// queued as enqueue() queues it, except that the host is not told: `wake` is set instead when
+    /// enqueue would have told it (work from outside the agent's tick), and the caller tells it.
+    bool resume_run(const ResumeHandle& handle, Status status, bool& wake);
     void dequeue(NodeIndex n);
     void queue_reset();
     void queue_insert(std::uint16_t logical, std::uint16_t value);

@@ -481,15 +481,37 @@ std::size_t World::resume_all(std::span<const ResumeHandle> handles, Status stat
             const std::uint32_t ahead = handles[i + kBlocksAhead].agent.index;
             if (ahead < slot_count_ && slot(ahead).agent) detail::EngineAccess::prefetch_state(*slot(ahead).agent);
         }
-        // resume(handles[i], status), with its once-per-call checks (the phase, the status) done above
-        // and World::agent's checks of the handle inline.
+        // resume(handles[i], status), with its once-per-call checks (the phase, the status) done above,
+        // World::agent's checks of the handle inline, and what the agent would tell its host done
+        // here: the wake (on_agent_wake's set_awake: no parallel phase, the slot live) and the input
+        // observer's call (on_agent_resume, the agent's own handle).
         const ResumeHandle& h = handles[i];
         const std::uint32_t index = h.agent.index;
         Agent* a = nullptr;
         if (index < slot_count_ && schedule(index).state == State::Live && record(index).generation == h.agent.generation)
             a = &*slot(index).agent;
-        if (a && a->serial() == h.agent_serial) accepted += a->resume(h, status) ? 1 : 0;
-        else if (input_observer_) input_observer_->on_resume(h, status, false);
+        if (a && a->serial() == h.agent_serial) {
+            bool wake = false;
+            const bool resumed = detail::EngineAccess::resume_in_world(*a, h, status, wake);
+            if (wake) {
+                // set_awake(index), its common case here: the slot's word of awake bits exists (a live
+                // slot's was made when it joined; the set never shrinks) and the bit is clear. Inline,
+                // because set_awake's call saves the registers of its growing path on every call.
+                const std::uint32_t word = index / 64;
+                const std::uint64_t bit = std::uint64_t{1} << (index % 64);
+                if (word < awake_.size() && (awake_[word] & bit) == 0) {
+                    awake_[word] |= bit;
+                    awake_words_[word / 64] |= std::uint64_t{1} << (word % 64);
+                    ++awake_count_;
+                } else {
+                    set_awake(index);
+                }
+            }
+            if (input_observer_) on_agent_resume(index, h, status, resumed);
+            accepted += resumed ? 1 : 0;
+        } else if (input_observer_) {
+            input_observer_->on_resume(h, status, false);
+        }
     }
     return accepted;
 }
@@ -658,9 +680,15 @@ inline void World::tick_agent(Slot& s, FrameMetrics& m) {
 inline void World::step_slot(std::uint32_t index, FrameMetrics& m) {
     Slot& s = slot(index);
     tick_agent(s, m);
-    // The common case: the agent is still live and has work pending (stays_awake), so it stays awake.
-    if (schedule(index).state == State::Live && s.agent->has_pending_work()) return;
-    schedule_after_step(index);
+    // schedule_after_step(index), with the state and the agent read once. The common case: the agent
+    // is still live and has work pending (stays_awake), so it stays awake.
+    if (schedule(index).state != State::Live) {
+        clear_awake(index);
+        return;
+    }
+    const Agent& a = *s.agent;
+    if (a.has_pending_work()) return;
+    fall_asleep(index, a);
 }
 
 bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
@@ -707,13 +735,20 @@ void World::schedule_after_step(std::uint32_t index) {
     }
     const Agent& a = *slot(index).agent;
     if (a.has_pending_work()) return;  // stays awake (polling agents always do)
+    fall_asleep(index, a);
+}
+
+void World::fall_asleep(std::uint32_t index, const Agent& a) {
     clear_awake(index);
-    SlotRecord& r = record(index);
     const TimePoint due = sleep_due(a);
     if (due == kNever) {
-        disarm_timer(r);
+        // Its timer, if it has one, goes stale. While no slot has one (timers_live_ counts them), the
+        // slot's cold record is not read: an agent that suspends again without a deadline (a latent
+        // move's next start) touches only its hot slot and the awake bits.
+        if (timers_live_ != 0) disarm_timer(record(index));
         return;
     }
+    SlotRecord& r = record(index);
     if (r.timer_armed && r.timer_due == due) return;  // the entry in the heap serves (a wake changed nothing)
     arm_timer(index, due);
 }

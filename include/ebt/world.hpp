@@ -444,6 +444,9 @@ private:
     }
     [[noreturn]] void refuse_parallel(const char* who) const;
     void schedule_after_step(std::uint32_t slot);       // after a tick: sleep, and arm the agent's deadline
+    /// schedule_after_step's second half, for a live agent with no work pending (`agent` is the
+    /// slot's): the slot goes to sleep, with a timer for the agent's next deadline if it has one.
+    void fall_asleep(std::uint32_t slot, const Agent& agent);
     /// When a sleeping agent's next deadline falls due in world time (its greatest TimePoint: never).
     TimePoint sleep_due(const Agent& a) const noexcept;
     void arm_timer(std::uint32_t slot, TimePoint due);  // gives the slot its (one) live heap entry

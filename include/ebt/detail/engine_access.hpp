@@ -74,6 +74,10 @@ struct EngineAccess {
     static void tick_in_world(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame) {
         agent.tick_in_world(tick, dt, frame);
     }
+    /// World::resume_all's resume of a handle it has checked: see Agent::resume_in_world.
+    static bool resume_in_world(Agent& agent, const ResumeHandle& handle, Status status, bool& wake) {
+        return agent.resume_in_world(handle, status, wake);
+    }
     /// Hot reload (World::reload, engine/world/reload.cpp): see the Agent members of the same names.
     static void end_run_for_reload(Agent& agent) { agent.end_run_for_reload(); }
     static void continue_from(Agent& fresh, const Agent& old, const std::vector<std::pair<KeyId, KeyId>>& carried) {
