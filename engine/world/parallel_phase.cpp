@@ -190,15 +190,22 @@ void World::ParallelState::settle_after_tick(World& world, std::uint32_t index, 
     }
     const Agent& a = *world.slot(index).agent;
     if (a.has_pending_work()) return;  // stays awake: nothing for the apply
-    SlotRecord& s = world.record(index);  // its timer fields
     // schedule_after_step's decisions, the slot's own part of them done here.
     const TimePoint due = world.sleep_due(a);
     if (due == std::numeric_limits<TimePoint>::max()) {  // no deadline: its old timer entry goes stale
-        if (s.timer_armed) --buffer.timers_live_change;
-        s.timer_armed = false;
+        // As World::fall_asleep: while no slot has a timer armed, the slot's cold record is not read
+        // (an agent that suspends again without a deadline). timers_live_ is the count the phase
+        // began with (the threads' changes wait for the apply), and only this tick could have armed
+        // this slot's timer since.
+        if (world.timers_live_ != 0) {
+            SlotRecord& s = world.record(index);
+            if (s.timer_armed) --buffer.timers_live_change;
+            s.timer_armed = false;
+        }
         buffer.agents.push_back(detail::AgentForApply{0, index, 0, kSleeps});
         return;
     }
+    SlotRecord& s = world.record(index);  // its timer fields
     if (s.timer_armed && s.timer_due == due) {  // its entry in the heap serves
         buffer.agents.push_back(detail::AgentForApply{0, index, 0, kSleeps});
         return;
