@@ -258,6 +258,14 @@ void World::ParallelState::settle_routes(World& world) {
     }
     std::sort(routes_by_first.begin(), routes_by_first.end(),
               [this](std::uint32_t a, std::uint32_t b) { return routes[a].first_slot < routes[b].first_slot; });
+    // Every thread's lists for route_in_range, sized here on the calling thread: whichever thread runs
+    // a task, a steady frame allocates nothing in the phase (tests/allocation_test.cpp; a thread that
+    // first routed in a late frame used to grow them there).
+    for (detail::ParallelBuffer& buffer : buffers) {
+        buffer.route_candidates.reserve(routes.size());
+        buffer.routes_with_gone.reserve(routes.size());
+        buffer.routed_awake.reserve(routed_subscribers);
+    }
 }
 
 void World::ParallelState::route_in_range(World& world, std::uint32_t begin, std::uint32_t end, detail::ParallelBuffer& buffer) {
