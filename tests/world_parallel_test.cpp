@@ -11,6 +11,7 @@
 
 #include "arena_scenario.hpp"
 
+#include <ebt/detail/engine_access.hpp>
 #include <ebt/detail/hash.hpp>
 #include <ebt/signals.hpp>
 #include <ebt/snapshot.hpp>
@@ -752,6 +753,7 @@ struct AlarmWorld {
     std::vector<SharedBlackboard*> squads;
     SharedBlackboard* camp;
     std::vector<test::TraceRecorder> traces;
+    std::vector<AgentHandle> handles;   // slot order
     std::vector<std::uint64_t> hashes;  // after every frame
     std::uint64_t stepped = 0, guards = 0, events = 0;
 
@@ -776,8 +778,8 @@ struct AlarmWorld {
                    .back()
                    .end();
         for (int i = 0; i < squad_count * per_squad; ++i)
-            world.spawn(tree, {.listener = &traces[static_cast<std::size_t>(i)],
-                               .shared = {{"camp", camp}, {"squad", squads[static_cast<std::size_t>(i / per_squad)]}}});
+            handles.push_back(world.spawn(tree, {.listener = &traces[static_cast<std::size_t>(i)],
+                               .shared = {{"camp", camp}, {"squad", squads[static_cast<std::size_t>(i / per_squad)]}}}));
     }
     void step() {
         const FrameMetrics m = world.step(50ms);
@@ -836,6 +838,39 @@ TEST_CASE("world parallel: published squad alarms are routed by the tasks into t
         for (std::size_t i = 0; i < w->traces.size(); i += 37) {
             CAPTURE(i);
             CHECK(lifecycle(w->traces[i]) == lifecycle(one->traces[i]));
+        }
+    }
+}
+
+TEST_CASE("world parallel: when a tick throws out of the phase, the published changes the tasks had not routed reach their agents all the same") {
+    // Squads 5, 6, 7 and 20 are alarmed in one frame (880 agents: on the threads, routed by the
+    // tasks). One guard of squad 5 was ticked by hand ahead of the world's frame, so its tick in the
+    // phase throws (docs/world.md: "tick numbers must not go backwards") and the phase ends with some
+    // tasks not run. The step throws; every change is then routed on the calling thread, so after the
+    // bad guard is despawned the next frame finds every other alarmed guard responding, and every
+    // mirror of an alarmed squad holds true, as with one thread.
+    for (const std::uint32_t threads : thread_counts()) {
+        CAPTURE(threads);
+        AlarmWorld w(threads, 24, 220);
+        w.step();
+        const AgentHandle bad = w.handles[1100];  // squad 5
+        detail::EngineAccess::tick_numbered(*w.world.agent(bad), 100, 0ms);
+        for (const int s : {5, 6, 7, 20}) w.squads[static_cast<std::size_t>(s)]->set("alarm", true);
+        CHECK_THROWS_WITH_AS(w.world.step(50ms), "Agent::tick_numbered(): tick numbers must not go backwards", UsageError);
+        CHECK_FALSE(w.world.in_step());
+        REQUIRE(w.world.despawn(bad));
+        w.step();
+        for (std::size_t i = 0; i < w.handles.size(); ++i) {
+            if (i == 1100) continue;
+            const std::size_t squad = i / 220;
+            const bool alarmed = squad == 5 || squad == 6 || squad == 7 || squad == 20;
+            const Agent& agent = w.world.at(w.handles[i]);
+            const NodeIndex running = alarmed ? NodeIndex{6} : NodeIndex{9};  // the squad's Respond, or Sleep
+            if (agent.blackboard().get<bool>("squad.alarm") != alarmed || agent.status(running) != Status::Running) {
+                FAIL_CHECK("guard " << i << " of squad " << squad << ": mirror " << agent.blackboard().get<bool>("squad.alarm")
+                                    << ", node " << running << " " << std::string(to_string(agent.status(running))));
+                break;
+            }
         }
     }
 }

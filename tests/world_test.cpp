@@ -377,6 +377,22 @@ TEST_CASE("world: misuse of a World's agent by game code is reported, and the wo
         CHECK(world.step(10ms).agents_stepped == 1);  // the other agent
         CHECK(world.agent(other)->status() == Status::Running);
     }
+    SUBCASE("the agents ticked before the one that threw go on in the next frame") {
+        // The step that threw is a frame: its clock moved and agent a was ticked in it, so the next
+        // step is the next frame (a would refuse a second tick numbered as the first).
+        World world;
+        const AgentHandle a = world.spawn(running_tree());
+        const AgentHandle h = world.spawn(running_tree());
+        world.step(10ms);  // frame 0
+        detail::EngineAccess::tick_numbered(*world.agent(h), 100, 0ms);
+        CHECK_THROWS_WITH_AS(world.step(10ms), "Agent::tick_numbered(): tick numbers must not go backwards", UsageError);
+        CHECK(world.frame() == 2);
+        CHECK(world.despawn(h));
+        const FrameMetrics m = world.step(10ms);
+        CHECK(m.frame == 2);
+        CHECK(m.agents_stepped == 1);
+        CHECK(world.agent(a)->status() == Status::Running);
+    }
     SUBCASE("an action steps the world while its own agent is ticked by hand") {
         World world;
         bool nested_threw = false;

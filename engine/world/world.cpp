@@ -822,6 +822,16 @@ FrameMetrics World::step(Duration dt) {
         World& w;
         ~StepScope() { w.in_step_ = false; }
     } scope{*this};
+    // A step that throws out of the ticks still counts as a frame: its clock has moved, and the agents
+    // ticked in it (with several threads, any task's; with one, the slots before the one that threw)
+    // carry its number. The next step is the next frame, or those agents would refuse its tick.
+    struct FrameOnThrow {
+        std::uint64_t& frame;
+        bool counted = false;
+        ~FrameOnThrow() {
+            if (!counted) ++frame;
+        }
+    } frame_on_throw{frame_};
     now_ += dt.count();
 
     // Shared blackboards publish last frame's writes (and game code's since): the snapshot this frame reads.
@@ -867,6 +877,7 @@ FrameMetrics World::step(Duration dt) {
     finish_frame();
     end_phase(&StepPhaseTimes::after);
     ++frame_;
+    frame_on_throw.counted = true;
     // (A shared blackboard's slots run only when it publishes: counted by publish_shared.)
     m.slot_errors = static_cast<std::uint32_t>(bus_->slot_errors() - bus_errors_before + publish_errors);
     m.wall_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall_start);
