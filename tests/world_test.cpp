@@ -114,6 +114,59 @@ TEST_CASE("world: a blackboard write between frames wakes an idle event agent in
     CHECK(world.step(50ms).agents_stepped == 1);        // Attack updates every frame
 }
 
+// World::on_agent_wake returns at once for a slot whose awake bit is set (a write to an agent stepped
+// every frame, the 1 % frame's common case: docs/benchmarks.md, "The switch on a cold agent"). Two
+// agents in neighbouring slots of one word of awake bits: slot 0 patrols (the guard tree: awake every
+// frame), slot 1 sleeps in a suspended action. A write to each wakes a live guard; each must wake
+// exactly its own agent: the patroller switches this frame as before, the sleeper is stepped in the
+// next frame, and both traces are polling's.
+TEST_CASE("world: writes to an awake agent and to its sleeping neighbour wake each its own slot, as polling sees them") {
+    Registry registry;
+    scenarios::register_guard_actions(registry);
+    registry.add_action("Sleep", [](ActionContext& ctx) {
+        ctx.suspend();
+        return Status::Running;
+    });
+    const Tree patroller_tree = scenarios::guard_tree(registry);
+    const Tree sleeper_tree = TreeBuilder("sleepy", registry)
+                                  .key<bool>("enemy_seen")
+                                  .active_selector()
+                                      .sequence().check("enemy_seen").action("Attack").back()
+                                      .action("Sleep")
+                                  .back()
+                                  .end();
+    struct Run {
+        World world;
+        test::TraceRecorder patroller_trace, sleeper_trace;
+        AgentHandle patroller, sleeper;
+        std::vector<std::uint32_t> stepped;
+    };
+    auto run = [&](Mode mode, Run& r) {
+        r.patroller = r.world.spawn(patroller_tree, {.mode = mode, .listener = &r.patroller_trace});
+        r.sleeper = r.world.spawn(sleeper_tree, {.mode = mode, .listener = &r.sleeper_trace});
+        REQUIRE(r.patroller.index / 64 == r.sleeper.index / 64);  // one word of awake bits
+        for (int f = 0; f < 3; ++f) r.stepped.push_back(r.world.step(50ms).agents_stepped);
+        // Frame 3's writes: both see an enemy; the patroller is awake, the sleeper asleep.
+        CHECK(r.world.at(r.patroller).blackboard().set(patroller_tree.key<bool>(scenarios::kEnemySeen), true));
+        CHECK(r.world.at(r.sleeper).blackboard().set(sleeper_tree.key<bool>("enemy_seen"), true));
+        for (int f = 3; f < 6; ++f) r.stepped.push_back(r.world.step(50ms).agents_stepped);
+    };
+    Run event, polling;
+    run(Mode::Event, event);
+    run(Mode::Polling, polling);
+    // Event mode steps the patroller every frame and the sleeper only in its first frame until
+    // written; from frame 3 on both attack.
+    CHECK(event.stepped == std::vector<std::uint32_t>{2, 1, 1, 2, 2, 2});
+    CHECK(event.sleeper_trace.tick(3) == "4:T(Aborted) 1:I 3:I 3:U");
+    CHECK(event.patroller_trace.tick(3) == "10:T(Aborted) 1:I 3:I 7:I 9:I 9:U");
+    for (std::uint64_t tick = 0; tick < 6; ++tick) {
+        CAPTURE(tick);
+        CHECK(event.sleeper_trace.tick(tick) == polling.sleeper_trace.tick(tick));
+        CHECK(event.patroller_trace.tick(tick) == polling.patroller_trace.tick(tick));
+    }
+    CHECK(event.world.state_hash() == polling.world.state_hash());
+}
+
 TEST_CASE("world: spawning during a frame joins at its end and ticks from the next frame") {
     World world;
     AgentHandle child{};

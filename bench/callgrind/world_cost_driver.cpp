@@ -4,7 +4,7 @@
 // same every time (Google Benchmark picks its iteration counts from timings, and re-creates the
 // agents, with their costly first ticks, for each of its rounds).
 //
-//   world_cost_driver world|direct|churn [AGENTS [FRAMES]]
+//   world_cost_driver world|direct|churn|sweep [AGENTS [FRAMES]]
 //
 // Creates AGENTS (10,000) agents of the guard tree, ticks them twice (their first tick starts the
 // tree; the second is the first quiet one), then runs FRAMES (50) measured frames inside
@@ -12,6 +12,10 @@
 // `churn` is the sweep's 1 % change through a World: each frame a ChurnWriter toggles 1 % of the
 // agents (two writes each, a guard switch from Patrol to Attack; docs/benchmarks.md, "The lines a
 // tick touches") in measured_churn_writes(), then the World steps in measured_churn_step().
+// `sweep` is the sweep's own 1 % population (bench/sweep_bench.cpp's Population): every second agent
+// starts attacking, so that the writer's toggles go both ways (Patrol -> Attack and back) and half the
+// quiet agent-frames are Attack's; the same two measured functions (docs/benchmarks.md, "The switch on
+// a cold agent").
 #include "bench_scenarios.hpp"
 #include "guard_scenario.hpp"
 
@@ -47,8 +51,8 @@ constexpr ebt::Duration kFrame = std::chrono::milliseconds(50);
 
 int main(int argc, char** argv) {
     if (argc < 2 || (std::strcmp(argv[1], "world") != 0 && std::strcmp(argv[1], "direct") != 0 &&
-                     std::strcmp(argv[1], "churn") != 0)) {
-        std::fprintf(stderr, "usage: %s world|direct|churn [AGENTS [FRAMES]]\n", argv[0]);
+                     std::strcmp(argv[1], "churn") != 0 && std::strcmp(argv[1], "sweep") != 0)) {
+        std::fprintf(stderr, "usage: %s world|direct|churn|sweep [AGENTS [FRAMES]]\n", argv[0]);
         return 2;
     }
     const std::size_t n = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 10'000;
@@ -62,10 +66,14 @@ int main(int argc, char** argv) {
         for (int warm = 0; warm < 2; ++warm) world.step(kFrame);
         measured_world(world, frames);
         std::printf("state hash %016llx\n", static_cast<unsigned long long>(world.state_hash()));
-    } else if (std::strcmp(argv[1], "churn") == 0) {
+    } else if (std::strcmp(argv[1], "churn") == 0 || std::strcmp(argv[1], "sweep") == 0) {
         ebt::World world;
         std::vector<ebt::AgentHandle> handles;
         for (std::size_t i = 0; i < n; ++i) handles.push_back(world.spawn(tree, {.seed = i}));
+        if (std::strcmp(argv[1], "sweep") == 0) {  // as the sweep's Population: half the agents attack
+            const auto seen = tree.key<bool>(ebt::scenarios::kEnemySeen);
+            for (std::size_t i = 1; i < n; i += 2) world.at(handles[i]).blackboard().set(seen, true);
+        }
         ebt::scenarios::ChurnWriter churn(tree, n, 0.01);
         // Two warm-up frames; then each measured frame switches 1 % of the agents from Patrol to Attack
         // (the writer takes the agents in turn: their first toggle), and steps the world.

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace ebt {
@@ -50,6 +51,11 @@ void BlackboardSchema::seal(std::string owner) {
     while (reg.next == 0 || reg.by_tag.count(reg.next)) ++reg.next;
     seal_.tag = reg.next++;
     reg.by_tag.emplace(seal_.tag, this);
+}
+
+void BlackboardSchema::refuse_key(KeyId id, std::uint32_t tag, const TypeInfo* type) const {
+    require(id, tag, type);  // throws: checked_info found the key wrong
+    throw std::logic_error("BlackboardSchema::refuse_key: require() accepted a key that checked_info refused");
 }
 
 void BlackboardSchema::foreign_key(KeyId id, std::uint32_t tag) const {

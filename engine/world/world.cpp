@@ -632,6 +632,9 @@ void World::on_agent_wake(std::uint32_t index) {
         else if (tick && tick->routed_wake) *tick->routed_wake = true;  // a task routing a change into it
         return;
     }
+    // A write to an agent that is stepped every frame finds its bit set: set_awake would change
+    // nothing then, whatever the slot's state, so neither the schedule nor set_awake is read.
+    if (is_awake(index)) return;
     if (index < slot_count_ && schedule(index).state == State::Live) set_awake(index);
 }
 

@@ -152,6 +152,14 @@ public:
             foreign_key(id, tag);
         require(id, type);
     }
+    /// require(id, tag, type) and then info(id), for Blackboard::get and set by key (every write of
+    /// game code): the three checks inline, one compare each, and the key's entry returned without
+    /// at()'s second bounds check; a wrong key goes out of line to the same UsageError as require.
+    const KeyInfo& checked_info(KeyId id, std::uint32_t tag, const TypeInfo* type) const {
+        if ((tag != seal_.tag && tag != 0) || id >= keys_.size() || keys_[id].type != type) [[unlikely]]
+            refuse_key(id, tag, type);
+        return keys_[id];
+    }
 
     /// A tree's schema: a number unique among the schemas of live trees (never 0), carried by the keys
     /// obtained from it (Key<T>::tag). 0 for any other schema (a builder's, a SharedBlackboard's).
@@ -163,6 +171,8 @@ public:
 
 private:
     [[noreturn]] void foreign_key(KeyId id, std::uint32_t tag) const;
+    /// checked_info's error path: throws require(id, tag, type)'s UsageError for a key it refuses.
+    [[noreturn]] void refuse_key(KeyId id, std::uint32_t tag, const TypeInfo* type) const;
 
     /// The tag of a sealed schema, registered (tag -> schema) so that a foreign key's error can name
     /// the key and its tree. A copy is another schema: it starts unsealed (and so does a move).
@@ -195,8 +205,7 @@ public:
 
     /// By key: a reference to the stored value (it sees later writes); T must be the declared type.
     template <class T> const T& get(Key<T> key) const {
-        schema().require(key.id, key.tag, type_of<T>());
-        return *reinterpret_cast<const T*>(values_ + schema_->info(key.id).offset);
+        return *reinterpret_cast<const T*>(values_ + schema().checked_info(key.id, key.tag, type_of<T>()).offset);
     }
     /// By name: a copy of the value. When T and the declared type are different numbers (integers,
     /// float, double; not bool), the value is converted if T holds it exactly, and UsageError names the
@@ -218,12 +227,12 @@ public:
     /// For a key of a shared scope the write goes to the bound shared blackboard instead, and is seen
     /// (here too) once that blackboard publishes; it then returns false.
     template <class T> bool set(Key<T> key, const T& value) {
-        schema().require(key.id, key.tag, type_of<T>());
-        if (schema_->info(key.id).scope != kLocalScope) {
+        const KeyInfo& info = schema().checked_info(key.id, key.tag, type_of<T>());
+        if (info.scope != kLocalScope) {
             set_shared(key.id, &value);
             return false;
         }
-        T* slot = reinterpret_cast<T*>(values_ + schema_->info(key.id).offset);
+        T* slot = reinterpret_cast<T*>(values_ + info.offset);
         if (*slot == value) return false;
         *slot = value;
         changed(key.id);
