@@ -309,7 +309,10 @@ std::vector<std::byte> finish_file(Kind kind, const io::ByteWriter& content) {
 
 io::ByteReader open_file(std::span<const std::byte> bytes, Kind kind, const std::string& source) {
     io::ByteReader header(bytes.data(), bytes.size(), source);
-    header.header(kMagic, "ebt snapshot", kVersion, kVersion);
+    // Version 1 is read as far as its number, to say why it is refused.
+    if (header.header(kMagic, "ebt snapshot", 1, kVersion) == 1)
+        header.fail("ebt snapshot format version 1; this build of ebt reads versions " + std::to_string(kVersion) + " to " +
+                    std::to_string(kVersion) + std::string(kVersion1Refusal));
     if (bytes.size() < kHeaderBytes + 1 + 8) header.fail("truncated: the snapshot ends before its content and checksum");
     const std::size_t body_end = bytes.size() - 8;
     io::ByteReader sum(bytes.data() + body_end, 8, source, body_end);
