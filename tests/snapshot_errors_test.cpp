@@ -62,6 +62,11 @@ void reseal(std::vector<std::byte>& bytes) {
     for (std::size_t i = 0; i < 8; ++i, sum >>= 8) bytes[bytes.size() - 8 + i] = static_cast<std::byte>(sum & 0xFF);
 }
 
+// The fixture's engine image (the layout of format version 2): the two nodes' flags (bytes 0-3), their
+// statuses (4-5), the queue (6-11), the Sequence's cursor, Patrol's run id.
+constexpr std::size_t kFlags = 0;
+constexpr std::size_t kStatuses = 4;
+
 // Where the engine image starts in the fixture's snapshot: header 12, kind 1, name "guard" 6, hash 8,
 // node and key counts 1 + 1, mode and flags 2, seed, clock, next deadline and ticks 32, five statistics
 // 5, queue head and size 2, the image's size 1.
@@ -99,8 +104,8 @@ TEST_CASE("snapshot errors: every corrupted byte is refused; a foreign file or a
             CHECK(f.restore(bad).rfind("snap.bin: byte ", 0) == 0);
         }
     std::vector<std::byte> other_version = bytes;
-    other_version[8] = std::byte{2};
-    CHECK(f.restore(other_version) == "snap.bin: byte 12: ebt snapshot format version 2; this build of ebt reads versions 1 to 1");
+    other_version[8] = std::byte{3};
+    CHECK(f.restore(other_version) == "snap.bin: byte 12: ebt snapshot format version 3; this build of ebt reads versions 2 to 2");
     const std::string log = "EBTLOG\0\0 a trace log, not a snapshot";
     std::vector<std::byte> foreign(log.size());
     std::memcpy(foreign.data(), log.data(), log.size());
@@ -112,6 +117,31 @@ TEST_CASE("snapshot errors: every corrupted byte is refused; a foreign file or a
     CHECK(f.terminated == 0);
 }
 
+TEST_CASE("snapshot errors: a snapshot of format version 1 (before the state block's layout changed) is refused, saying why") {
+    // Files saved by ebt before version 2: the fuzzer's agent seed event_tick5 and its world seed, as
+    // they were (tests/data/snapshots/).
+    const auto read = [](const char* name) {
+        std::ifstream in(std::filesystem::path(EBT_SOURCE_DIR) / "tests" / "data" / "snapshots" / name, std::ios::binary);
+        const std::vector<char> chars{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+        std::vector<std::byte> bytes(chars.size());
+        std::memcpy(bytes.data(), chars.data(), chars.size());
+        return bytes;
+    };
+    const std::string why =
+        "ebt snapshot format version 1; this build of ebt reads versions 2 to 2 (version 1 laid an agent's state block out "
+        "differently: a version-1 snapshot cannot be restored by this build)";
+    const Tree tree = fuzz::snapshot_tree();
+    const std::vector<std::byte> agent = read("v1_agent_event_tick5.ebtsnap");
+    REQUIRE(agent.size() > 12);
+    CHECK(error_of([&] { (void)restore_agent(tree, agent, {.source = "old.ebtsnap"}); }) == "old.ebtsnap: byte 12: " + why);
+    const std::vector<std::byte> world = read("v1_world_frame6.ebtsnap");
+    REQUIRE(world.size() > 12);
+    CHECK(error_of([&] {
+              World w;
+              restore_world(w, std::span(&tree, 1), world, {.source = "old_world.ebtsnap"});
+          }) == "old_world.ebtsnap: byte 12: " + why);
+}
+
 TEST_CASE("snapshot errors: a forged snapshot with a valid checksum is refused by the state checks, calling no action") {
     Fixture f;
     const std::vector<std::byte> bytes = f.saved();
@@ -120,20 +150,20 @@ TEST_CASE("snapshot errors: a forged snapshot with a valid checksum is refused b
     f.terminated = 0;
 
     std::vector<std::byte> status = bytes;
-    status[kImage + 0] = std::byte{9};  // the root's status
+    status[kImage + kStatuses + 0] = std::byte{9};  // the root's status
     reseal(status);
     CHECK(f.restore(status) == "snap.bin: byte " + std::to_string(kImage) +
                                    ": corrupt: the agent's state is not one the engine makes: node 0 has status 9 (no such status)");
 
     std::vector<std::byte> orphan = bytes;
-    orphan[kImage + 0] = std::byte{0};  // root Invalid, its running child left as it is
+    orphan[kImage + kStatuses + 0] = std::byte{0};  // root Invalid, its running child left as it is
     reseal(orphan);
     CHECK(f.restore(orphan) == "snap.bin: byte " + std::to_string(kImage) +
                                    ": corrupt: the agent's state is not one the engine makes: node 1 is running under node 0, which is not");
 
     // Patrol (node 1) running but not queued: the scheduler's own invariants catch it.
     std::vector<std::byte> unqueued = bytes;
-    const std::size_t flags = kImage + 2;  // after 2 status bytes
+    const std::size_t flags = kImage + kFlags;
     unqueued[flags + 2 * 1] &= static_cast<std::byte>(0xFE);
     reseal(unqueued);
     const std::string said = f.restore(unqueued);

@@ -272,12 +272,21 @@ TEST_CASE("validation build: state-block accesses out of bounds and a walk going
     const HandlerScope scope(&throwing_handler);
     CHECK_THROWS_WITH_AS(rt.st(7), "state-block access out of bounds: node 7 of tree 'patrol' with 4 nodes",
                          AssertionThrown);
-    // Layout: status 0-3, flags 4-11, queue 12-21, Sequence 22, Wait 24, Patrol 32, Guard 38-43.
+    // Layout: flags 0-7, statuses 8-11, queue 12-21, Sequence 22, Wait 24, Patrol 32, Guard 38-43.
     CHECK_THROWS_WITH_AS(rt.mem<std::uint64_t>(3),
                          "state-block access out of bounds: 8 bytes at offset 0 of node 3 (Guard)'s memory in tree "
-                         "'patrol' (its memory starts at byte 38 and node memory ends at byte 44)",
+                         "'patrol' (its memory is 6 bytes from byte 38)",
                          AssertionThrown);
     CHECK_NOTHROW(rt.mem<std::uint16_t>(3, 4));
+    // Within the block but past the node's own memory (into Guard's): refused too.
+    CHECK_THROWS_WITH_AS(rt.mem<std::uint16_t>(2, 6),
+                         "state-block access out of bounds: 2 bytes at offset 6 of node 2 (Patrol)'s memory in tree "
+                         "'patrol' (its memory is 6 bytes from byte 32)",
+                         AssertionThrown);
+    CHECK_THROWS_WITH_AS(rt.mem<std::uint16_t>(0, 2),
+                         "state-block access out of bounds: 2 bytes at offset 2 of node 0 (Sequence)'s memory in tree "
+                         "'patrol' (its memory is 2 bytes from byte 22)",
+                         AssertionThrown);
     rt.advance(3);
     CHECK_THROWS_WITH_AS(rt.process(2),
                          "walk position: tree 'patrol' processes node 2 (Patrol) after the tick's walk reached node 3",

@@ -300,13 +300,10 @@ struct Runtime {
     void check_memory_access([[maybe_unused]] NodeIndex n, [[maybe_unused]] std::uint32_t offset,
                              [[maybe_unused]] std::size_t size) const {
 #if defined(EBT_VALIDATE)
-        // Node memory lies between the queue and the end of the engine's state; a node without any has
-        // offset 0 (its status bytes).
+        // An access within the node's own memory (NodeDef::memory_bytes; none for a node without any).
         if (n >= t.nodes.size()) [[unlikely]]
             return bad_node_access(n);
-        const std::uint32_t start = t.nodes[n].memory_offset;
-        if (start < t.layout.queue_offset + 2 * t.layout.queue_capacity || start + offset + size > t.layout.engine_bytes)
-            [[unlikely]]
+        if (offset + size > t.nodes[n].memory_bytes) [[unlikely]]
             bad_memory_access(n, offset, size);
 #endif
     }

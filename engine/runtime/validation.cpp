@@ -133,9 +133,9 @@ void Runtime::bad_memory_access(NodeIndex n, std::uint32_t offset, std::size_t s
     const NodeDef& d = t.nodes[n];
     std::string what = "state-block access out of bounds: " + std::to_string(size) + " bytes at offset " +
                        std::to_string(offset) + " of " + describe(t, n) + "'s memory in tree '" + t.name + "'";
-    what += d.memory_offset == 0 ? " (the node has no memory)"
-                                 : " (its memory starts at byte " + std::to_string(d.memory_offset) +
-                                       " and node memory ends at byte " + std::to_string(t.layout.engine_bytes) + ")";
+    what += d.memory_bytes == 0 ? " (the node has no memory)"
+                                : " (its memory is " + std::to_string(d.memory_bytes) + " bytes from byte " +
+                                      std::to_string(d.memory_offset) + ")";
     assertion_failed("node memory access within bounds", what, __FILE__, __LINE__);
 }
 

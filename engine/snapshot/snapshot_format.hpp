@@ -28,7 +28,12 @@ namespace ebt::detail::snapshot {
 namespace io = ebt::debug::io;
 
 inline constexpr std::string_view kMagic{"EBTSNAP\0", 8};
-inline constexpr std::uint32_t kVersion = 1;
+/// Version 2 (2026-11-25): the state block's new layout (flags before statuses, a quiet tick's bytes on
+/// one cache line; docs/snapshots.md, "Versions"). Version 1 files are refused with kVersion1Refusal.
+inline constexpr std::uint32_t kVersion = 2;
+/// Why a version-1 snapshot does not load, added to the version message (open_file).
+inline constexpr std::string_view kVersion1Refusal =
+    " (version 1 laid an agent's state block out differently: a version-1 snapshot cannot be restored by this build)";
 inline constexpr std::size_t kHeaderBytes = 12;
 enum class Kind : std::uint8_t { Agent = 1, Squad = 2, World = 3, WorldAgents = 4 };
 

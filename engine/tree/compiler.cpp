@@ -10,6 +10,7 @@
 
 namespace ebt {
 
+using detail::AgentLayout;
 using detail::has_leading_guard;
 using detail::is_selector_family;
 using detail::make_pred;
@@ -431,16 +432,18 @@ struct Compiler {
 
     static std::uint32_t align_up(std::uint32_t v, std::uint32_t a) { return (v + a - 1) / a * a; }
 
-    void build_layout() {
-        auto& L = out->layout;
-        const auto n = static_cast<std::uint32_t>(out->nodes.size());
-        L.status_offset = 0;
-        L.flags_offset = align_up(n, 2);
-        L.queue_offset = L.flags_offset + 2 * n;
-        L.queue_capacity = n + 1;
-        std::uint32_t at = L.queue_offset + 2 * L.queue_capacity;
-        for (NodeIndex i = 0; i < n; ++i) {
-            NodeDef& d = out->nodes[i];
+    /// One node's memory in the state block, as build_layout places it.
+    struct NodeMemory {
+        NodeIndex node;
+        std::uint32_t size;
+        std::uint32_t align;
+    };
+
+    /// The memory each node keeps in the agent's state block (size 0: none), in pre-order.
+    std::vector<NodeMemory> node_memory() const {
+        std::vector<NodeMemory> memory;
+        for (NodeIndex i = 0; i < out->nodes.size(); ++i) {
+            const NodeDef& d = out->nodes[i];
             std::uint32_t size = 0, align = 1;
             switch (d.kind) {
             case NodeKind::Sequence:
@@ -470,11 +473,31 @@ struct Compiler {
             }
             default: break;
             }
-            if (size == 0) continue;
-            at = align_up(at, align);
-            d.memory_offset = at;
-            at += size;
+            if (size != 0) memory.push_back({i, size, align});
         }
+        return memory;
+    }
+
+    /// The block's layout when the memory of the first `before` entries of `memory` is placed in front
+    /// of the node arrays and the rest behind the queue. Sets each node's memory_offset.
+    AgentLayout lay_out(const std::vector<NodeMemory>& memory, std::size_t before) {
+        AgentLayout L;
+        const auto n = static_cast<std::uint32_t>(out->nodes.size());
+        std::uint32_t at = 0;
+        const auto place = [&](const NodeMemory& m) {
+            at = align_up(at, m.align);
+            out->nodes[m.node].memory_offset = at;
+            out->nodes[m.node].memory_bytes = m.size;
+            at += m.size;
+        };
+        for (std::size_t k = 0; k < before; ++k) place(memory[k]);
+        // The node arrays: flags, then statuses, then the queue (see hot_bytes).
+        L.flags_offset = align_up(at, 2);
+        L.status_offset = L.flags_offset + 2 * n;
+        L.queue_offset = align_up(L.status_offset + n, 2);
+        L.queue_capacity = n + 1;
+        at = L.queue_offset + 2 * L.queue_capacity;
+        for (std::size_t k = before; k < memory.size(); ++k) place(memory[k]);
         if (out->recheck_interval) {
             at = align_up(at, 8);
             L.recheck_offset = at;
@@ -488,6 +511,46 @@ struct Compiler {
         L.engine_bytes = at;
         L.blackboard_offset = align_up(at, static_cast<std::uint32_t>(out->schema.max_align()));
         L.block_bytes = align_up(L.blackboard_offset + static_cast<std::uint32_t>(out->schema.storage_size()), 16);
+        return L;
+    }
+
+    /// The bytes [first, end) of the block that a quiet event-mode tick of a typical agent reads: the
+    /// flags and status of the tree's last node, and the queue's first three entries. The last node
+    /// in pre-order is the last child of the root's selector when it is a leaf: the fallback a
+    /// priority tree runs when nothing else applies (Patrol in the guard trees), so the leaf a quiet
+    /// agent runs; an agent whose first tick started it keeps its queue head at entry 1, the
+    /// end-of-frame marker at entry 2 (Agent::tick_in_world reads the head entry, then the leaf's
+    /// flags and status).
+    static std::pair<std::uint32_t, std::uint32_t> hot_bytes(const AgentLayout& L, std::uint32_t nodes) {
+        const std::uint32_t first = L.flags_offset + 2 * (nodes - 1);
+        const std::uint32_t end = L.queue_offset + 2 * std::min<std::uint32_t>(3, L.queue_capacity);
+        return {first, end};
+    }
+
+    /// The layout of the per-agent state block (AgentLayout): node arrays (flags, statuses, the
+    /// scheduler queue), node memory, re-check time, shared-scope table, blackboard. The hot bytes of a
+    /// quiet tick (hot_bytes) are kept within one 32-byte-aligned part of the block, so that a block
+    /// whose start is 32-byte aligned (a World's pool of 96-byte blocks in 64-byte-aligned pages) has
+    /// them on one cache line: when they would cross a 32-byte boundary, the memory of the first nodes
+    /// (in pre-order, as few as needed) goes in front of the arrays to move them, provided the block
+    /// grows no larger. docs/snapshots.md ("Version 2") and docs/benchmarks.md ("The state block's
+    /// hot line").
+    void build_layout() {
+        const auto n = static_cast<std::uint32_t>(out->nodes.size());
+        const std::vector<NodeMemory> memory = node_memory();
+        const AgentLayout plain = lay_out(memory, 0);
+        std::size_t chosen = 0;
+        for (std::size_t before = 0; before <= memory.size(); ++before) {
+            const AgentLayout L = lay_out(memory, before);
+            const auto [first, end] = hot_bytes(L, n);
+            if (end - first > 32) break;            // never within one part, wherever placed
+            if (L.block_bytes > plain.block_bytes) continue;  // the block would grow
+            if (first / 32 == (end - 1) / 32) {
+                chosen = before;
+                break;
+            }
+        }
+        out->layout = lay_out(memory, chosen);
         for (NodeIndex i = 0; i < n; ++i) {
             const NodeKind k = out->nodes[i].kind;
             if (k == NodeKind::Wait || k == NodeKind::Timeout || k == NodeKind::Delay || k == NodeKind::Cooldown)

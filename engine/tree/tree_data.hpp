@@ -83,7 +83,8 @@ struct NodeDef {
     std::uint16_t child_count = 0;
     std::uint16_t child_position = 0;  // index among its parent's children
     std::uint16_t guard = 0xFFFF;      // index into TreeData::guards, or 0xFFFF
-    std::uint32_t memory_offset = 0;   // node memory in the agent block
+    std::uint32_t memory_offset = 0;   // node memory in the agent block (when memory_bytes > 0)
+    std::uint32_t memory_bytes = 0;    // its size: 0 for a node that keeps no memory
     std::int32_t count = 0;            // Repeat/Retry/Loop times; Parallel success threshold
     std::int32_t count2 = 0;           // Parallel failure threshold
     std::int64_t duration = 0;         // microseconds
@@ -101,10 +102,13 @@ struct NodeDef {
     std::string label;                 // action/condition name or user label
 };
 
-/// Offsets of the per-agent state block. All offsets in bytes from the block start.
+/// Offsets of the per-agent state block. All offsets in bytes from the block start. The node arrays
+/// are in the order flags, statuses, queue, with the memory of some nodes possibly in front of them
+/// (compiler.cpp, build_layout: a quiet tick's bytes on one cache line); node memory otherwise follows
+/// the queue.
 struct AgentLayout {
-    std::uint32_t status_offset = 0;  // std::uint8_t[n]
     std::uint32_t flags_offset = 0;   // std::uint16_t[n]
+    std::uint32_t status_offset = 0;  // std::uint8_t[n]
     std::uint32_t queue_offset = 0;   // std::uint16_t[n + 1]: event-mode ring buffer incl. end-of-frame marker
     std::uint32_t queue_capacity = 0;
     std::uint32_t recheck_offset = 0; // TimePoint: next re-check of world-reading guards (when the tree has any)

@@ -5,8 +5,13 @@
 
 #include <algorithm>
 #include <bit>
+#include <new>
 
 namespace ebt::detail {
+
+void StateBlockPool::FreePage::operator()(std::byte* memory) const noexcept {
+    ::operator delete(memory, std::align_val_t{kPageAlignment});
+}
 
 StateBlockPool::SizeClass& StateBlockPool::size_class(std::size_t bytes) {
     for (SizeClass& c : classes_)
@@ -25,12 +30,11 @@ void* StateBlockPool::allocate(std::uint32_t slot, std::size_t bytes) {
     const std::size_t page_index = slot >> c.page_shift;
     if (c.pages.size() <= page_index) c.pages.resize(page_index + 1);
     Page& page = c.pages[page_index];
-    // (A std::max_align_t is 32 bytes with GCC on x86-64, aligned to 16: round the page up to whole ones.)
-    const std::size_t words = ((bytes << c.page_shift) + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
-    if (!page.memory) page.memory.reset(new std::max_align_t[words]);
+    if (!page.memory)
+        page.memory.reset(static_cast<std::byte*>(::operator new(bytes << c.page_shift, std::align_val_t{kPageAlignment})));
     ++page.used;
     const std::size_t within = slot & ((std::size_t{1} << c.page_shift) - 1);
-    return reinterpret_cast<std::byte*>(page.memory.get()) + within * bytes;
+    return page.memory.get() + within * bytes;
 }
 
 void StateBlockPool::release(std::uint32_t slot, std::size_t bytes, void* block) noexcept {
@@ -41,7 +45,7 @@ void StateBlockPool::release(std::uint32_t slot, std::size_t bytes, void* block)
     if (!c || (slot >> c->page_shift) >= c->pages.size()) return;
     Page& page = c->pages[slot >> c->page_shift];
     const std::size_t within = slot & ((std::size_t{1} << c->page_shift) - 1);
-    EBT_ASSERT(page.used > 0 && block == reinterpret_cast<std::byte*>(page.memory.get()) + within * bytes,
+    EBT_ASSERT(page.used > 0 && block == page.memory.get() + within * bytes,
                "a released state block is its slot's block");
     (void)within;
     (void)block;
