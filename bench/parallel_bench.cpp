@@ -14,6 +14,12 @@
 // guard_b's Patrol is a latent move as in the sweep (resumed 30-50 frames later), but its actions
 // follow the threading rule: a move is noted in the agent's own record (its user pointer), and
 // the game finds the moves that end in this frame by a scan between frames (outside the time).
+// Its move lengths, 30 + (index * 7 + tick) % 21, take only three values in a frame (index * 7 % 21
+// is 0, 7 or 14): the agents move in three groups, so most frames step no agent and one in about
+// eight steps a third of them or more. guard_b_spread is the same world with the lengths spread by a
+// hash of the agent and the tick, as the sweep's MovementSystem spreads them: every frame steps
+// about 5% of the agents, ~4,900 of 100,000 (the sparse frame; docs/benchmarks.md, "Sixth pass:
+// sparse frames").
 #include "arena_scenario.hpp"
 #include "bench_scenarios.hpp"
 #include "guard_scenario.hpp"
@@ -31,7 +37,17 @@ namespace {
 namespace sc = ebt::scenarios;
 using namespace std::chrono_literals;
 
-enum class Scenario { GuardA, GuardB, Wide64, Arena };
+enum class Scenario { GuardA, GuardB, GuardBSpread, Wide64, Arena };
+
+/// guard_b_spread's move length past the shortest (0-20 frames): a hash of the agent and the tick,
+/// so that the moves that end in a frame are about 1/40 of the agents whatever frame it is.
+std::uint64_t spread_move_extra(std::uint64_t agent_index, std::uint64_t tick) {
+    std::uint64_t x = agent_index * 0x9E3779B97F4A7C15ull + tick * 0xC2B2AE3D27D4EB4Full;
+    x ^= x >> 31;
+    x *= 0xBF58476D1CE4E5B9ull;
+    x ^= x >> 29;
+    return x % 21;
+}
 
 /// One agent's pending latent move (guard_b): written only by its own agent's Patrol.
 struct Move {
@@ -58,14 +74,23 @@ struct Population {
             arena = std::make_unique<sc::Arena>(config);
         } else {
             world = std::make_unique<ebt::World>();
-            if (s == Scenario::GuardB) {
+            if (s == Scenario::GuardB || s == Scenario::GuardBSpread) {
                 sc::register_fight_actions(registry);
-                registry.add_latent_action("Patrol", [](ebt::ActionContext& ctx, const ebt::ResumeHandle& handle) {
-                    Move& move = ctx.user<Move>();
-                    move.handle = handle;
-                    move.due_frame = ctx.tick() + 30 + (ctx.agent_handle().index * 7 + ctx.tick()) % 21;
-                    move.pending = true;
-                });
+                if (s == Scenario::GuardB) {
+                    registry.add_latent_action("Patrol", [](ebt::ActionContext& ctx, const ebt::ResumeHandle& handle) {
+                        Move& move = ctx.user<Move>();
+                        move.handle = handle;
+                        move.due_frame = ctx.tick() + 30 + (ctx.agent_handle().index * 7 + ctx.tick()) % 21;
+                        move.pending = true;
+                    });
+                } else {
+                    registry.add_latent_action("Patrol", [](ebt::ActionContext& ctx, const ebt::ResumeHandle& handle) {
+                        Move& move = ctx.user<Move>();
+                        move.handle = handle;
+                        move.due_frame = ctx.tick() + 30 + spread_move_extra(ctx.agent_handle().index, ctx.tick());
+                        move.pending = true;
+                    });
+                }
                 tree = sc::guard_tree(registry);
                 moves.resize(n);
             } else {
@@ -74,7 +99,7 @@ struct Population {
             }
             for (std::size_t i = 0; i < n; ++i) {
                 ebt::SpawnOptions options{.seed = i};
-                if (s == Scenario::GuardB) options.user = &moves[i];
+                if (s == Scenario::GuardB || s == Scenario::GuardBSpread) options.user = &moves[i];
                 world->spawn(tree, std::move(options));
             }
         }
@@ -90,7 +115,7 @@ struct Population {
         if (arena) {
             m = arena->step().ai;
         } else {
-            if (scenario == Scenario::GuardB) {
+            if (scenario == Scenario::GuardB || scenario == Scenario::GuardBSpread) {
                 for (Move& move : moves) {
                     if (move.pending && move.due_frame <= frame) {
                         move.pending = false;
@@ -168,7 +193,8 @@ std::size_t max_agents() {
 
 const bool registered = [] {
     const std::pair<const char*, Scenario> scenarios[] = {
-        {"guard_a", Scenario::GuardA}, {"guard_b", Scenario::GuardB}, {"wide_64", Scenario::Wide64}, {"arena", Scenario::Arena}};
+        {"guard_a", Scenario::GuardA}, {"guard_b", Scenario::GuardB},
+        {"guard_b_spread", Scenario::GuardBSpread}, {"wide_64", Scenario::Wide64}, {"arena", Scenario::Arena}};
     for (const auto& [name, s] : scenarios) {
         for (const std::size_t n : {std::size_t{10'000}, std::size_t{100'000}, std::size_t{1'000'000}}) {
             if (n > max_agents()) continue;

@@ -10,6 +10,7 @@
 #include "support/trace_recorder.hpp"
 
 #include "arena_scenario.hpp"
+#include "world/parallel_state.hpp"
 
 #include <ebt/detail/engine_access.hpp>
 #include <ebt/detail/hash.hpp>
@@ -29,6 +30,15 @@ using namespace std::chrono_literals;
 struct ebt::WorldParallelTestAccess {
     /// Small worlds tick in parallel too: `grain` agents per task.
     static void set_grain(World& world, std::uint32_t grain) { world.set_parallel_grain_for_test(grain); }
+    /// The default rule at a smaller scale: ranges of at least `grain` slots, holding about
+    /// `awake_per_task` awake agents in a sparse frame; frames of fewer than 2 * grain awake agents inline.
+    static void split_by_awake(World& world, std::size_t grain, std::size_t awake_per_task) {
+        world.parallel_->grain = grain;
+        world.parallel_->awake_per_task = awake_per_task;
+        world.parallel_->inline_below = 2 * grain;
+    }
+    /// The grain the last phase on the threads cut its slots by.
+    static std::size_t last_grain(const World& world) { return world.parallel_->last_grain; }
 };
 
 namespace {
@@ -893,5 +903,40 @@ TEST_CASE("world parallel: a change slot of a shared blackboard sees the agents'
         CHECK(seen == std::vector<int>{1, 0});
         CHECK(lifecycle(w.traces[450]) == "0:0:I 0:7:I 0:8:I 0:8:U 0:8:T(Success) 0:9:I 1:9:T(Aborted) 1:7:T(Aborted) 1:4:I 1:6:I "
                                           "1:6:U 2:6:U ");
+    }
+}
+
+TEST_CASE("world parallel: a sparse frame is cut into ranges of about as many awake agents as a dense one's slots, with the same answer") {
+    // 8192 agents, ranges of at least 16 slots and about 16 awake agents (the default rule, 256 and
+    // 256, made small). The first frame (tick 0) enters every tree (8192 awake: ranges of 16 slots);
+    // then only the busy agents, every 64th slot, stay awake: 128 of 8192, so ranges of
+    // 8192 * 16 / 128 = 1024 slots. Slot 6400 shouts the team's alarm at tick 5: it is published and
+    // routed at the start of tick 6, where every agent responds (8192 awake and 8192 routed: ranges of
+    // 16 again), and they stay awake. The traces and the state hash after every frame are the
+    // one-thread run's.
+    const std::size_t agents = 8192;
+    const auto run = [agents](std::uint32_t threads, std::string* grains) {
+        auto w = std::make_unique<WakeWorld>(threads, agents);
+        if (threads > 1) WorldParallelTestAccess::split_by_awake(w->world, 16, 16);
+        for (std::size_t i = 0; i < agents; i += 64) w->roles[i].busy = true;
+        w->roles[6400].shout_tick = 5;
+        for (int f = 0; f < 8; ++f) {
+            w->run(1);
+            if (grains) *grains += std::to_string(WorldParallelTestAccess::last_grain(w->world)) + " ";
+        }
+        return w;
+    };
+    const auto one = run(1, nullptr);
+    for (const std::uint32_t threads : thread_counts()) {
+        if (threads == 1) continue;
+        CAPTURE(threads);
+        std::string grains;  // each frame's
+        const auto many = run(threads, &grains);
+        CHECK(grains == "16 1024 1024 1024 1024 1024 16 16 ");
+        CHECK(many->hashes == one->hashes);
+        for (std::size_t i = 0; i < agents; i += 97) {
+            CAPTURE(i);
+            CHECK(lifecycle(many->traces[i]) == lifecycle(one->traces[i]));
+        }
     }
 }

@@ -36,6 +36,12 @@ struct TickScope {
 /// beside ticking (an agent's tick is 20 ns to a few µs), few enough that 2-8 threads share a frame of
 /// a few thousand agents evenly.
 constexpr std::size_t kGrain = 256;
+/// Awake agents per task of slots, about: a frame with few of its slots awake gets ranges of more than
+/// kGrain slots (ParallelState::slots_per_task), as many awake agents as a dense frame's ranges hold
+/// slots. At 5% awake, 100,000 slots are cut into 32 ranges of ~150 awake agents, not ~128 of ~40:
+/// fewer tasks to hand out, steal and record, still several a thread to balance 2-8 threads
+/// (docs/benchmarks.md, "Sixth pass: sparse frames").
+constexpr std::size_t kAwakePerTask = kGrain;
 /// Frames with fewer awake agents than this run their phase on the calling thread (same rules, same
 /// buffering: only cheaper).
 constexpr std::size_t kInlineBelow = 2 * kGrain;
@@ -107,7 +113,7 @@ World::ParallelState::ParallelState(std::uint32_t threads)
     : allow_threads(threads > static_cast<std::uint32_t>(tbb::this_task_arena::max_concurrency())
                         ? std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads)
                         : nullptr),
-      arena(static_cast<int>(threads)), buffers(threads), grain(kGrain), inline_below(kInlineBelow),
+      arena(static_cast<int>(threads)), buffers(threads), grain(kGrain), awake_per_task(kAwakePerTask), inline_below(kInlineBelow),
       route_span_limit(kRouteSpanLimit) {}
 
 detail::ParallelBuffer& World::ParallelState::this_thread_buffer() {
@@ -334,6 +340,7 @@ void World::ParallelState::finish_routes(World& world, bool phase_threw) {
 void World::set_parallel_grain_for_test(std::uint32_t grain) {
     if (!parallel_ || grain == 0) throw UsageError("set_parallel_grain_for_test(): needs set_threads(n > 1) and a grain > 0");
     parallel_->grain = grain;
+    parallel_->awake_per_task = 0;  // every frame's ranges of `grain` slots, sparse or not (the tests' tiny tasks)
     parallel_->inline_below = 2 * std::size_t{grain};
     parallel_->route_span_limit = std::numeric_limits<std::uint32_t>::max();  // every route in the tasks
 }
@@ -385,7 +392,10 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
         p.phase.fetch_add(1, std::memory_order_release);
         p.tasks_done.store(0, std::memory_order_relaxed);
         const ParallelState::TickTask task{&p, this, listed};
-        p.arena.execute([&p, &task, n] { tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, p.grain), task); });
+        // A step list is all agents to tick: its places are cut by `grain`. Slots by how many are awake.
+        const std::size_t grain = listed ? p.grain : p.slots_per_task(n, awake);
+        p.last_grain = grain;
+        p.arena.execute([&task, n, grain] { tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, grain), task); });
         static_cast<void>(p.tasks_done.load(std::memory_order_acquire));
     }
     parallel_phase_ = false;

@@ -12,6 +12,7 @@
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <memory>
@@ -166,6 +167,15 @@ struct World::ParallelState {
     tbb::task_arena arena;
     std::vector<detail::ParallelBuffer> buffers;  // one per thread of the arena
     std::size_t grain;                            // slots (or places of step_list) per task, at least
+    std::size_t awake_per_task;                   // a frame's awake agents per task of slots, about (0: `grain` slots always)
+    std::size_t last_grain = 0;                   // the grain of the last phase run on the threads (tests read it)
+    /// The grain of a frame's tasks of slots (tick_in_parallel, before the phase): `grain`, or more
+    /// when few of the slots are awake, so that a task holds about awake_per_task awake agents
+    /// (a sparse frame is cut into a few ranges, not a few hundred). Any split gives the same answer.
+    std::size_t slots_per_task(std::size_t slots, std::size_t awake) const {
+        if (awake == 0) return std::max(grain, slots);
+        return std::max(grain, slots * awake_per_task / awake);
+    }
     std::size_t inline_below;                     // frames with fewer awake agents tick on the calling thread
     std::vector<std::uint32_t> step_list;         // with a budget: this frame's agents, in the order one thread steps them
     std::vector<detail::TaskRecord> tasks;        // every thread's task records, sorted by order for applying
