@@ -21,13 +21,14 @@
 #                   Patrol's start)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/callgrind_driver.sh
+source scripts/callgrind_driver.sh
 build="${1:-build/rel}"
 agents="${2:-10000}"
 mode="${3:-event}"
 out="$(mktemp -d)"
 driver="$out/moves_driver"
-g++ -std=c++20 -O2 -DNDEBUG -Iinclude -I"$build/include" -Iscenarios bench/callgrind/moves_driver.cpp -o "$driver" \
-  "$build/scenarios/libebt_scenarios.a" "$build/libebt.a" -ltbb -lpugixml -lpthread
+ebt_build_callgrind_driver bench/callgrind/moves_driver.cpp "$build" "$driver"
 valgrind --tool=callgrind --callgrind-out-file="$out/moves.cg" --toggle-collect="*measured_frames*" \
   "$driver" "$mode" "$agents" 200 100 >"$out/driver.txt" 2>/dev/null
 cat "$out/driver.txt"

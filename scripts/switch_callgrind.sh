@@ -15,13 +15,14 @@
 # frame (both frames step every agent once), then each part's functions by instructions.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/callgrind_driver.sh
+source scripts/callgrind_driver.sh
 build="${1:-build/rel}"
 agents="${2:-100000}"
 frames="${3:-10}"
 out="$(mktemp -d)"
 driver="$out/world_cost_driver"
-g++ -std=c++20 -O2 -DNDEBUG -Iinclude -I"$build/include" -Iscenarios bench/callgrind/world_cost_driver.cpp -o "$driver" \
-  "$build/scenarios/libebt_scenarios.a" "$build/libebt.a" -ltbb -lpugixml -lpthread
+ebt_build_callgrind_driver bench/callgrind/world_cost_driver.cpp "$build" "$driver"
 cache=(--cache-sim=yes --D1=32768,8,64 --LL=1048576,16,64)
 valgrind --tool=callgrind "${cache[@]}" --callgrind-out-file="$out/quiet.cg" --toggle-collect="*measured_world*" \
   "$driver" world "$agents" "$frames" >/dev/null 2>&1

@@ -15,13 +15,13 @@
 #   writes' cost and what the step costs more than the same frame's quiet agent-frames would.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# shellcheck source=scripts/callgrind_driver.sh
+source scripts/callgrind_driver.sh
 build="${1:-build/rel}"
 agents="${2:-10000}"
 out="$(mktemp -d)"
 driver="$out/world_cost_driver"
-# The library's link dependencies (as CMakeLists.txt links them).
-g++ -std=c++20 -O2 -DNDEBUG -Iinclude -I"$build/include" -Iscenarios bench/callgrind/world_cost_driver.cpp -o "$driver" \
-  "$build/scenarios/libebt_scenarios.a" "$build/libebt.a" -ltbb -lpugixml -lpthread
+ebt_build_callgrind_driver bench/callgrind/world_cost_driver.cpp "$build" "$driver"
 for mode in world direct; do
   valgrind --tool=callgrind --callgrind-out-file="$out/$mode.cg" --toggle-collect="*measured_$mode*" \
     "$driver" "$mode" "$agents" 50 >/dev/null 2>&1

@@ -25,6 +25,23 @@ Tree wait_tree(Duration d) {
 
 Tree running_tree() { return TreeBuilder("runner").action("Run", test::running_action()).end(); }
 
+// A guard whose fallback ("Sleep") suspends itself, so that the agent is idle until `enemy_seen`
+// changes; registers the guard scenario's actions and "Sleep" in `registry`.
+Tree sleepy_guard_tree(Registry& registry) {
+    scenarios::register_guard_actions(registry);
+    registry.add_action("Sleep", [](ActionContext& ctx) {
+        ctx.suspend();
+        return Status::Running;
+    });
+    return TreeBuilder("sleepy", registry)
+        .key<bool>("enemy_seen")
+        .active_selector()
+            .sequence().check("enemy_seen").action("Attack").back()
+            .action("Sleep")
+        .back()
+        .end();
+}
+
 }  // namespace
 
 TEST_CASE("world: handles are generational; stale handles are reported, never dereferenced") {
@@ -85,19 +102,7 @@ TEST_CASE("world: polling agents are stepped every frame; event agents only when
 
 TEST_CASE("world: a blackboard write between frames wakes an idle event agent in the next frame") {
     Registry registry;
-    scenarios::register_guard_actions(registry);
-    registry.add_action("Sleep", [](ActionContext& ctx) {
-        ctx.suspend();
-        return Status::Running;
-    });
-    // A guard whose Patrol suspends itself: idle until the blackboard changes.
-    const Tree tree = TreeBuilder("sleepy", registry)
-                          .key<bool>("enemy_seen")
-                          .active_selector()
-                              .sequence().check("enemy_seen").action("Attack").back()
-                              .action("Sleep")
-                          .back()
-                          .end();
+    const Tree tree = sleepy_guard_tree(registry);
     World world;
     test::TraceRecorder rec;
     const AgentHandle h = world.spawn(tree, {.listener = &rec});
@@ -122,19 +127,8 @@ TEST_CASE("world: a blackboard write between frames wakes an idle event agent in
 // next frame, and both traces are polling's.
 TEST_CASE("world: writes to an awake agent and to its sleeping neighbour wake each its own slot, as polling sees them") {
     Registry registry;
-    scenarios::register_guard_actions(registry);
-    registry.add_action("Sleep", [](ActionContext& ctx) {
-        ctx.suspend();
-        return Status::Running;
-    });
+    const Tree sleeper_tree = sleepy_guard_tree(registry);  // registers the guard actions too
     const Tree patroller_tree = scenarios::guard_tree(registry);
-    const Tree sleeper_tree = TreeBuilder("sleepy", registry)
-                                  .key<bool>("enemy_seen")
-                                  .active_selector()
-                                      .sequence().check("enemy_seen").action("Attack").back()
-                                      .action("Sleep")
-                                  .back()
-                                  .end();
     struct Run {
         World world;
         test::TraceRecorder patroller_trace, sleeper_trace;
