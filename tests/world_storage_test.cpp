@@ -234,6 +234,26 @@ TEST_CASE("world storage: a spawn of a frame that cannot join at its end is canc
     CHECK(world.size() == 4);
 }
 
+TEST_CASE("world storage: a shared value whose copy throws as the step publishes: the step throws, and that blackboard and the later ones publish in the next step") {
+    World world;
+    SharedBlackboard& first = world.create_shared("first");
+    first.declare<Fragile>("thing");
+    SharedBlackboard& second = world.create_shared("second");
+    second.declare<int>("n");
+    world.step(10ms);
+    first.set("thing", Fragile{7});
+    second.set("n", 5);
+    refuse_copies = true;  // the publish's copy of the pending value into the published one
+    CHECK_THROWS_WITH_AS(world.step(10ms), "copy refused", std::runtime_error);
+    refuse_copies = false;
+    CHECK(world.frame() == 2);
+    CHECK(first.get<Fragile>("thing").value == 0);
+    CHECK(second.get<int>("n") == 0);  // not reached by the publish that threw
+    world.step(10ms);
+    CHECK(first.get<Fragile>("thing").value == 7);
+    CHECK(second.get<int>("n") == 5);
+}
+
 namespace {
 
 /// For each agent at `handles` (consecutive slots) after the first: whether its block comes right

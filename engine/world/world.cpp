@@ -216,7 +216,18 @@ std::uint64_t World::publish_shared() {
         const std::uint32_t index = batch[k];
         SharedBlackboard& blackboard = *shared_[index].blackboard;
         const std::uint64_t errors_before = blackboard.slot_errors();
-        blackboard.publish();
+        try {
+            blackboard.publish();
+        } catch (...) {
+            // A value whose copy threw (the step throws it): this blackboard and the ones after it
+            // publish in the next step, and the changes collected for the phase are routed now.
+            shared_written_.insert(shared_written_.end(), batch.begin() + static_cast<std::ptrdiff_t>(k), batch.end());
+            if (deferring) {
+                deferring->collecting_routes = false;
+                deferring->finish_routes(*this, true);
+            }
+            throw;
+        }
         errors += blackboard.slot_errors() - errors_before;
         if (shared_written_.empty()) continue;
         // Written by a change slot of this publish (rare): the later ones join this loop.
