@@ -117,6 +117,14 @@ TEST_CASE("blackboard: declared keys have their types and initial values") {
     });
 }
 
+namespace {
+/// Whether code outside the engine can call BlackboardSchema::checked_info (the inline key check of
+/// Blackboard::get and set by key): it is private, reached by Blackboard as a friend.
+template <class Schema>
+constexpr bool checked_info_callable = requires(const Schema& schema) { schema.checked_info(KeyId{0}, 0u, nullptr); };
+static_assert(!checked_info_callable<BlackboardSchema>, "BlackboardSchema::checked_info is not API: use require()");
+}  // namespace
+
 TEST_CASE("blackboard: get and set by name and by Key<T>") {
     const Tree tree = values_tree();
     Agent agent(tree);

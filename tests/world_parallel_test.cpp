@@ -885,6 +885,47 @@ TEST_CASE("world parallel: when a tick throws out of the phase, the published ch
     }
 }
 
+TEST_CASE("world parallel: a step whose phase throws on the threads finishes its frame (frees, joins) before it throws") {
+    // 600 running agents (enough awake for the phase to run on the threads). In frame 1 a change
+    // slot of a shared blackboard (run while the step publishes, before the phase) spawns an agent and
+    // despawns slot 10; slot 300 was ticked by hand ahead of the world, so its tick throws in the phase.
+    // Which other agents the phase ticked depends on the threads; what the frame's end does does not.
+    for (const std::uint32_t threads : thread_counts()) {
+        CAPTURE(threads);
+        std::vector<std::string> log;  // (outlives the world: its end aborts the agents' actions)
+        World world(WorldOptions{.threads = threads});
+        SharedBlackboard& orders = world.create_shared("orders");
+        orders.declare<bool>("go");
+        ActionSpec spec = test::running_action();
+        spec.on_terminate = [&](ActionContext& ctx, Status s) {
+            log.push_back("slot " + std::to_string(ctx.agent_handle().index) + " " + to_string(s));
+        };
+        const Tree tree = TreeBuilder("runner").action("Run", spec).end();
+        std::vector<AgentHandle> h;
+        for (int i = 0; i < 600; ++i) h.push_back(world.spawn(tree));
+        AgentHandle spawned;
+        const auto connection = orders.changes().connect([&](const SharedBlackboard&, KeyId) {
+            spawned = world.spawn(tree);
+            CHECK(world.despawn(h[10]));
+        });
+        CHECK(world.step(10ms).agents_stepped == 600);
+        orders.set("go", true);
+        detail::EngineAccess::tick_numbered(*world.agent(h[300]), 100, 0ms);
+        CHECK_THROWS_WITH_AS(world.step(10ms), "Agent::tick_numbered(): tick numbers must not go backwards", UsageError);
+        CHECK_FALSE(world.in_step());
+        CHECK(world.frame() == 2);
+        CHECK(log == std::vector<std::string>{"slot 10 Aborted"});
+        CHECK(world.size() == 600);
+        REQUIRE(world.agent(spawned) != nullptr);
+        CHECK(spawned.index == 600);
+        CHECK(world.despawn(h[300]));
+        CHECK(log.size() == 2);
+        const FrameMetrics m = world.step(10ms);  // frame 2: every live agent (all are running)
+        CHECK(m.frame == 2);
+        CHECK(m.agents_stepped == 599);
+    }
+}
+
 TEST_CASE("world parallel: a change slot of a shared blackboard sees the agents' mirrors already updated at any thread count") {
     // Game code on a shared blackboard's changes() runs after the World's own routing, as with one
     // thread: a frame whose publish such a slot hears routes on the calling thread, before the phase.

@@ -725,3 +725,43 @@ TEST_CASE("world reload: refused during the parallel phase, and with an input ob
     world.set_input_observer(nullptr);
     CHECK(world.reload(v2).agents_restarted == 600);
 }
+
+TEST_CASE("world reload: take_reload_reports keeps at most reload_report_limit() reports, dropping the oldest and counting them") {
+    // A server that reloads from inside its frames and never takes the reports: each frame of this
+    // world asks for one reload (applied at the frame's end, its report kept), and the list stays bounded.
+    World world;
+    Tree tree;
+    ActionSpec spec = test::running_action();
+    spec.update = [&](ActionContext&) {
+        world.reload(tree);  // the same structure: the agent keeps running
+        return Status::Running;
+    };
+    tree = TreeBuilder("reloader").action("R", spec).end();
+    world.spawn(tree);
+    CHECK(World::kDefaultReloadReportLimit == 16);
+    CHECK(world.reload_report_limit() == 16);
+    for (int f = 0; f < 20; ++f) world.step(10ms);  // frames 0-19: the reloads asked in frames 0-3 are dropped
+    CHECK(world.dropped_reload_reports() == 4);
+    std::vector<ReloadReport> reports = world.take_reload_reports();
+    REQUIRE(reports.size() == 16);
+    for (std::size_t i = 0; i < reports.size(); ++i) {
+        CAPTURE(i);
+        CHECK(reports[i].applied);
+        CHECK(reports[i].frame == 5 + i);  // asked in frame 4 + i, applied at its end
+        CHECK(reports[i].agents_updated == 1);
+    }
+    CHECK(world.dropped_reload_reports() == 4);  // take_reload_reports does not reset the count
+    world.set_reload_report_limit(3);
+    for (int f = 20; f < 25; ++f) world.step(10ms);
+    CHECK(world.dropped_reload_reports() == 6);
+    world.set_reload_report_limit(1);  // lowered below the list's length: the oldest go at once
+    CHECK(world.dropped_reload_reports() == 8);
+    reports = world.take_reload_reports();
+    REQUIRE(reports.size() == 1);
+    CHECK(reports[0].frame == 25);
+    world.set_reload_report_limit(0);  // keeps none
+    world.step(10ms);
+    world.step(10ms);
+    CHECK(world.dropped_reload_reports() == 10);
+    CHECK(world.take_reload_reports().empty());
+}

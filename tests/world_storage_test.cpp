@@ -197,6 +197,63 @@ TEST_CASE("world storage: a spawn that fails while its agent's block is being fi
     CHECK(world.size() == 0);
 }
 
+TEST_CASE("world storage: a spawn of a frame that cannot join at its end is cancelled; the frame's other spawns join and step() throws once the frame is finished") {
+    // An action spawns two agents of the fragile tree and a counter in frame 1; at the frame's end the
+    // first joins (one copy of the key's initial value), the second's copy throws, the counter joins.
+    TreeBuilder b("fragile");
+    b.key<Fragile>("thing", Fragile{}).action("Run", test::running_action());
+    const Tree fragile = b.end();
+    World world;
+    std::vector<AgentHandle> spawned;
+    ActionSpec spawner = test::running_action();
+    spawner.update = [&](ActionContext&) {
+        if (world.frame() == 1) {
+            spawned.push_back(world.spawn(fragile));
+            spawned.push_back(world.spawn(fragile));
+            spawned.push_back(world.spawn(counter_tree()));
+            copies_before_refusal = 1;
+        }
+        return Status::Running;
+    };
+    const AgentHandle boss = world.spawn(TreeBuilder("boss").action("Spawn", spawner).end());
+    world.step(10ms);  // frame 0
+    CHECK_THROWS_WITH_AS(world.step(10ms), "copy refused", std::runtime_error);
+    copies_before_refusal = -1;
+    CHECK(world.frame() == 2);
+    REQUIRE(spawned.size() == 3);
+    CHECK(world.agent(spawned[0]) != nullptr);
+    CHECK_FALSE(world.alive(spawned[1]));  // cancelled: stale, as a despawn before joining makes it
+    CHECK(world.agent(spawned[2]) != nullptr);
+    CHECK(world.size() == 3);
+    CHECK(world.handles() == std::vector<AgentHandle>{boss, spawned[0], spawned[2]});
+    CHECK(world.step(10ms).agents_stepped == 3);
+    // The cancelled spawn's slot is free again, with a new generation.
+    const AgentHandle next = world.spawn(fragile);
+    CHECK(next.index == spawned[1].index);
+    CHECK(next.generation == spawned[1].generation + 1);
+    CHECK(world.size() == 4);
+}
+
+TEST_CASE("world storage: a shared value whose copy throws as the step publishes: the step throws, and that blackboard and the later ones publish in the next step") {
+    World world;
+    SharedBlackboard& first = world.create_shared("first");
+    first.declare<Fragile>("thing");
+    SharedBlackboard& second = world.create_shared("second");
+    second.declare<int>("n");
+    world.step(10ms);
+    first.set("thing", Fragile{7});
+    second.set("n", 5);
+    refuse_copies = true;  // the publish's copy of the pending value into the published one
+    CHECK_THROWS_WITH_AS(world.step(10ms), "copy refused", std::runtime_error);
+    refuse_copies = false;
+    CHECK(world.frame() == 2);
+    CHECK(first.get<Fragile>("thing").value == 0);
+    CHECK(second.get<int>("n") == 0);  // not reached by the publish that threw
+    world.step(10ms);
+    CHECK(first.get<Fragile>("thing").value == 7);
+    CHECK(second.get<int>("n") == 5);
+}
+
 namespace {
 
 /// For each agent at `handles` (consecutive slots) after the first: whether its block comes right

@@ -13,6 +13,8 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <stdexcept>
+#include <utility>
 
 using namespace ebt;
 using namespace std::chrono_literals;
@@ -472,6 +474,184 @@ TEST_CASE("world: misuse of a World's agent by game code is reported, and the wo
         CHECK(world.despawn(h));
         CHECK_NOTHROW(world.step(10ms));
     }
+}
+
+namespace {
+
+/// What one run of the "step that throws" scenario saw (see the test below).
+struct ThrowingFrameRun {
+    std::vector<std::string> victim_log;      // the victim's onTerminate, with the frame it ran in
+    std::vector<std::string> first, tail, spawned;  // lifecycle traces of slots 0 and 3 and of the spawned agent
+    std::string tail_frame_1;                 // slot 3's events in frame 1
+    std::uint64_t hash_after = 0;             // state_hash() after frame 2
+};
+
+/// Four running agents in slots 0-3 (1: the victim, with an onTerminate; 2: `bad`). In frame 1 a
+/// change slot of a shared blackboard (it runs when the step publishes, before the ticks, at any
+/// thread count) spawns an agent, despawns the victim and asks for a reload of "runner" (the same
+/// structure: its agents keep running). With `throwing`, `bad` was ticked by hand ahead of the world,
+/// so frame 1 throws at its tick: slot 0 was ticked in it, slot 3 was not. Either way `bad` is
+/// despawned after frame 1 and frame 2 is stepped. Checks what must hold after frame 1 in both runs.
+ThrowingFrameRun run_throwing_frame(Mode mode, std::uint32_t threads, bool throwing) {
+    ThrowingFrameRun out;
+    test::TraceRecorder first, tail, spawned_trace;  // (they outlive the world, whose end the agents hear)
+    World world(WorldOptions{.threads = threads});
+    ActionSpec victim_spec = test::running_action();
+    victim_spec.on_terminate = [&](ActionContext&, Status s) {
+        out.victim_log.push_back(std::string("victim ") + to_string(s) + " in frame " + std::to_string(world.frame()));
+    };
+    SharedBlackboard& orders = world.create_shared("orders");
+    orders.declare<bool>("go");
+    const AgentHandle a0 = world.spawn(running_tree(), {.mode = mode, .listener = &first});
+    const AgentHandle victim = world.spawn(TreeBuilder("victim").action("V", victim_spec).end(), {.mode = mode});
+    const AgentHandle bad = world.spawn(running_tree(), {.mode = mode});
+    const AgentHandle a3 = world.spawn(running_tree(), {.mode = mode, .listener = &tail});
+    AgentHandle spawned;
+    ReloadReport asked;
+    const auto connection = orders.changes().connect([&](const SharedBlackboard&, KeyId) {
+        spawned = world.spawn(running_tree(), {.mode = mode, .listener = &spawned_trace});
+        CHECK(world.despawn(victim));
+        asked = world.reload(running_tree());
+    });
+    CHECK(world.step(10ms).agents_stepped == 4);  // frame 0
+    orders.set("go", true);
+    if (throwing) {
+        detail::EngineAccess::tick_numbered(*world.agent(bad), 100, 0ms);
+        CHECK_THROWS_WITH_AS(world.step(10ms), "Agent::tick_numbered(): tick numbers must not go backwards", UsageError);
+    } else {
+        CHECK(world.step(10ms).agents_stepped == 3);  // slots 0, 2, 3 (the victim is despawned)
+    }
+    // The frame is over, thrown or not: counted, its despawn freed, its spawn joined, its reload applied.
+    CHECK_FALSE(world.in_step());
+    CHECK(world.frame() == 2);
+    CHECK(out.victim_log == std::vector<std::string>{"victim Aborted in frame 1"});
+    CHECK_FALSE(world.alive(victim));
+    CHECK(world.size() == 4);
+    CHECK(asked.applied == false);
+    CHECK(spawned.index == 4);
+    CHECK(world.agent(spawned) != nullptr);
+    CHECK(world.handles() == std::vector<AgentHandle>{a0, bad, a3, spawned});
+    const std::vector<ReloadReport> reports = world.take_reload_reports();
+    REQUIRE(reports.size() == 1);
+    CHECK(reports[0].applied);
+    CHECK(reports[0].frame == 2);
+    CHECK(reports[0].agents_updated == 4);  // a0, bad, a3 and the agent spawned in frame 1
+    CHECK(reports[0].agents_restarted == 0);
+    out.tail_frame_1 = tail.tick(1);
+    CHECK(world.despawn(bad));
+    const FrameMetrics m = world.step(10ms);  // frame 2: slots 0 and 3 and the spawned agent
+    CHECK(m.frame == 2);
+    CHECK(m.agents_stepped == 3);
+    out.hash_after = world.state_hash();
+    out.first = first.lifecycle();
+    out.tail = tail.lifecycle();
+    out.spawned = spawned_trace.lifecycle();
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("world: a step that throws finishes its frame first (frees, joins, reloads, the count), in both modes and at 2 threads") {
+    for (const Mode mode : {Mode::Event, Mode::Polling}) {
+        for (const std::uint32_t threads : {1u, 2u}) {
+            CAPTURE(to_string(mode));
+            CAPTURE(threads);
+            const ThrowingFrameRun thrown = run_throwing_frame(mode, threads, true);
+            const ThrowingFrameRun plain = run_throwing_frame(mode, threads, false);
+            // Slot 3, after the agent that threw, was not ticked in frame 1: it kept its work and
+            // ticked in frame 2 (its dt accumulated). Everything else is the run without the throw.
+            CHECK(thrown.tail_frame_1 == "");
+            CHECK(plain.tail_frame_1 == "0:U");
+            CHECK(thrown.tail.back() == "2 0:U");
+            CHECK(thrown.tail.size() + 1 == plain.tail.size());
+            CHECK(thrown.first == plain.first);
+            CHECK(thrown.spawned == plain.spawned);
+            CHECK(thrown.spawned == std::vector<std::string>{"2 0:I", "2 0:U"});
+            CHECK(thrown.victim_log == plain.victim_log);
+            CHECK(thrown.hash_after == plain.hash_after);
+        }
+    }
+}
+
+TEST_CASE("world: with a budget, the frame after a step that threw starts where the thrown one started, at 1 and 2 threads") {
+    // Four running agents, a budget of 2. Frame 0 steps slots 0, 1; frame 1 would step 2, 3 but slot 3
+    // was ticked by hand ahead of the world and throws (slot 2 was ticked). The next frame starts at
+    // slot 2 again (at 2 threads the choice had already moved the cursor to slot 0: it is put back).
+    for (const std::uint32_t threads : {1u, 2u}) {
+        CAPTURE(threads);
+        World world(WorldOptions{.threads = threads});
+        std::vector<std::pair<std::uint64_t, std::uint32_t>> ticked;  // (frame, slot)
+        ActionSpec spec;
+        spec.update = [&](ActionContext& ctx) {
+            ticked.emplace_back(ctx.agent().ticks(), ctx.agent_handle().index);
+            return Status::Running;
+        };
+        std::vector<AgentHandle> h;
+        for (int i = 0; i < 4; ++i) h.push_back(world.spawn(TreeBuilder("t").action("A", spec).end()));
+        world.set_agent_budget(2);
+        world.step(10ms);  // frame 0: slots 0, 1
+        detail::EngineAccess::tick_numbered(*world.agent(h[3]), 100, 0ms);
+        CHECK_THROWS_WITH_AS(world.step(10ms), "Agent::tick_numbered(): tick numbers must not go backwards", UsageError);
+        CHECK(world.despawn(h[3]));
+        ticked.erase(std::remove_if(ticked.begin(), ticked.end(), [](const auto& t) { return t.first >= 100; }), ticked.end());
+        world.step(10ms);  // frame 2: slots 2, 0
+        world.step(10ms);  // frame 3: slots 1, 2
+        const std::vector<std::pair<std::uint64_t, std::uint32_t>> expected = {{0, 0}, {0, 1}, {1, 2}, {2, 0}, {2, 2}, {3, 1}, {3, 2}};
+        std::sort(ticked.begin(), ticked.end());
+        CHECK(ticked == expected);
+    }
+}
+
+TEST_CASE("world: an input observer that throws during a step (after the publish) leaves it with the frame finished") {
+    // A recorder that cannot write its file throws out of the world's call: here after_publish in
+    // frame 1, after a change slot of the publish spawned an agent and despawned another. No agent
+    // was ticked in frame 1; the spawn has joined and the despawned agent is freed when step() throws.
+    struct Observer final : WorldInputObserver {
+        bool fail = false;
+        int step_ends = 0;
+        void on_step(Duration) override {}
+        void on_publish() override {}
+        void after_publish() override {
+            if (std::exchange(fail, false)) throw std::runtime_error("the recording's file is full");
+        }
+        void on_step_end(const FrameMetrics&) override { ++step_ends; }
+        void on_spawn(AgentHandle, const Tree&, const SpawnOptions&) override {}
+        void on_despawn(AgentHandle) override {}
+        void on_resume(const ResumeHandle&, Status, bool) override {}
+        void on_abort(AgentHandle) override {}
+        void on_tick_interval(AgentHandle, std::uint32_t) override {}
+        void on_agent_budget(std::uint32_t) override {}
+        void on_create_shared(SharedBlackboard&) override {}
+    } observer;
+    std::vector<std::string> log;
+    World world;
+    SharedBlackboard& orders = world.create_shared("orders");
+    orders.declare<bool>("go");
+    ActionSpec victim_spec = test::running_action();
+    victim_spec.on_terminate = [&](ActionContext&, Status s) { log.push_back(std::string("victim ") + to_string(s)); };
+    const AgentHandle a0 = world.spawn(running_tree());
+    const AgentHandle victim = world.spawn(TreeBuilder("victim").action("V", victim_spec).end());
+    AgentHandle spawned;
+    const auto connection = orders.changes().connect([&](const SharedBlackboard&, KeyId) {
+        spawned = world.spawn(running_tree());
+        world.despawn(victim);
+    });
+    world.set_input_observer(&observer);
+    world.step(10ms);  // frame 0
+    orders.set("go", true);
+    observer.fail = true;
+    CHECK_THROWS_WITH_AS(world.step(10ms), "the recording's file is full", std::runtime_error);
+    CHECK(observer.step_ends == 1);  // frame 0's: a step that threw does not end with on_step_end
+    CHECK_FALSE(world.in_step());
+    CHECK(world.frame() == 2);
+    CHECK(world.now() == 20'000);
+    CHECK(log == std::vector<std::string>{"victim Aborted"});
+    CHECK(world.agent(spawned) != nullptr);
+    CHECK(world.handles() == std::vector<AgentHandle>{a0, spawned});
+    const FrameMetrics m = world.step(10ms);  // frame 2: a0 (awake since frame 0) and the spawned agent
+    CHECK(m.frame == 2);
+    CHECK(m.agents_stepped == 2);
+    CHECK(observer.step_ends == 2);
 }
 
 // ---- storage and callbacks: spawning and despawning from user code never touches freed state ------------------

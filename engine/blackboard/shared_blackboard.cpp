@@ -130,7 +130,14 @@ std::size_t SharedBlackboard::publish() {
         void* to = const_cast<void*>(published(k));
         const void* from = pending_value(k);
         if (detail::values_equal(info.type, to, from)) continue;
-        detail::assign_value(info.type, to, from);
+        try {
+            detail::assign_value(info.type, to, from);
+        } catch (...) {
+            // A value whose copy throws: this key and the ones after it stay written, for the next publish.
+            written_[k] = 1;
+            any_written_ = true;
+            throw;
+        }
         ++changed;
         (*signal_)(*this, k);
     }

@@ -165,6 +165,27 @@ std::vector<ReloadReport> World::take_reload_reports() {
     return reports;
 }
 
+void World::set_reload_report_limit(std::size_t limit) {
+    refuse_in_parallel_phase("World::set_reload_report_limit()");
+    reload_report_limit_ = limit;
+    if (reload_reports_.size() <= limit) return;
+    const std::size_t over = reload_reports_.size() - limit;
+    reload_reports_.erase(reload_reports_.begin(), reload_reports_.begin() + static_cast<std::ptrdiff_t>(over));
+    dropped_reload_reports_ += over;
+}
+
+void World::keep_reload_report(ReloadReport report) {
+    if (reload_report_limit_ == 0) {
+        ++dropped_reload_reports_;
+        return;
+    }
+    if (reload_reports_.size() >= reload_report_limit_) {
+        reload_reports_.erase(reload_reports_.begin());  // the oldest (the list is short: the limit's length)
+        ++dropped_reload_reports_;
+    }
+    reload_reports_.push_back(std::move(report));
+}
+
 void World::check_reload(std::string_view name, const Tree& tree, std::vector<std::uint32_t>& slots) const {
     refuse_in_parallel_phase("World::reload()");
     if (closing_) throw UsageError("World::reload(): the world is being destroyed");
@@ -290,13 +311,13 @@ void World::apply_pending_reloads(std::uint64_t first_frame) {
         PendingReload next = std::move(pending_reloads_.front());
         pending_reloads_.erase(pending_reloads_.begin());
         try {
-            reload_reports_.push_back(apply_reload(next.name, next.tree, first_frame));
+            keep_reload_report(apply_reload(next.name, next.tree, first_frame));
         } catch (const UsageError& e) {
             ReloadReport failed;
             failed.tree = next.name;
             failed.frame = first_frame;
             failed.error = e.what();
-            reload_reports_.push_back(std::move(failed));
+            keep_reload_report(std::move(failed));
         }
     }
 }

@@ -216,7 +216,18 @@ std::uint64_t World::publish_shared() {
         const std::uint32_t index = batch[k];
         SharedBlackboard& blackboard = *shared_[index].blackboard;
         const std::uint64_t errors_before = blackboard.slot_errors();
-        blackboard.publish();
+        try {
+            blackboard.publish();
+        } catch (...) {
+            // A value whose copy threw (the step throws it): this blackboard and the ones after it
+            // publish in the next step, and the changes collected for the phase are routed now.
+            shared_written_.insert(shared_written_.end(), batch.begin() + static_cast<std::ptrdiff_t>(k), batch.end());
+            if (deferring) {
+                deferring->collecting_routes = false;
+                deferring->finish_routes(*this, true);
+            }
+            throw;
+        }
         errors += blackboard.slot_errors() - errors_before;
         if (shared_written_.empty()) continue;
         // Written by a change slot of this publish (rare): the later ones join this loop.
@@ -825,16 +836,31 @@ FrameMetrics World::step(Duration dt) {
         World& w;
         ~StepScope() { w.in_step_ = false; }
     } scope{*this};
-    // A step that throws out of the ticks still counts as a frame: its clock has moved, and the agents
-    // ticked in it (with several threads, any task's; with one, the slots before the one that threw)
-    // carry its number. The next step is the next frame, or those agents would refuse its tick.
-    struct FrameOnThrow {
-        std::uint64_t& frame;
-        bool counted = false;
-        ~FrameOnThrow() {
-            if (!counted) ++frame;
-        }
-    } frame_on_throw{frame_};
+    // A frame that throws (a UsageError out of an agent's tick, an input observer's exception while
+    // the shared blackboards publish) is finished before the exception leaves step(), as a frame that
+    // returns: its despawns freed, its spawns joined, its reloads applied, and it is counted (its
+    // clock has moved, and the agents ticked in it carry its number: the next step is the next frame,
+    // or those agents would refuse its tick). docs/world.md, "A step that throws".
+    const std::uint32_t cursor_before = cursor_;
+    std::uint64_t publish_errors = 0;
+    try {
+        publish_errors = run_frame(dt, m);
+    } catch (...) {
+        finish_thrown_frame(cursor_before);
+        throw;
+    }
+    ++frame_;
+    // (A shared blackboard's slots run only when it publishes: counted by publish_shared.)
+    m.slot_errors = static_cast<std::uint32_t>(bus_->slot_errors() - bus_errors_before + publish_errors);
+    m.wall_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall_start);
+    if (input_observer_) input_observer_->on_step_end(m);
+    return m;
+}
+
+/// The frame itself, for step() (which made its checks, freed the despawns left from between frames
+/// and set in_step_): the clock, the publish, the timers falling due, the ticks, and the frame's frees
+/// and joins. Returns the exceptions the shared blackboards' change slots threw while publishing.
+std::uint64_t World::run_frame(Duration dt, FrameMetrics& m) {
     now_ += dt.count();
 
     // Shared blackboards publish last frame's writes (and game code's since): the snapshot this frame reads.
@@ -879,13 +905,22 @@ FrameMetrics World::step(Duration dt) {
 
     finish_frame();
     end_phase(&StepPhaseTimes::after);
+    return publish_errors;
+}
+
+void World::finish_thrown_frame(std::uint32_t cursor_before) noexcept {
+    // With a budget, the round robin starts the next frame where this one started (the agents this
+    // frame did not reach keep their work, as the ones a budget leaves waiting do): at one thread and
+    // at several alike, although a parallel phase's choice may have moved the cursor already.
+    cursor_ = cursor_before;
+    try {
+        finish_frame();
+    } catch (...) {
+        // (Only memory running out, or a value whose copy throws as an agent joins, throws here.) The
+        // exception step() rethrows is the one that ended the frame.
+    }
+    end_phase(&StepPhaseTimes::after);
     ++frame_;
-    frame_on_throw.counted = true;
-    // (A shared blackboard's slots run only when it publishes: counted by publish_shared.)
-    m.slot_errors = static_cast<std::uint32_t>(bus_->slot_errors() - bus_errors_before + publish_errors);
-    m.wall_time = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - wall_start);
-    if (input_observer_) input_observer_->on_step_end(m);
-    return m;
 }
 
 bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t start) {
@@ -958,7 +993,8 @@ bool World::step_in_parallel(FrameMetrics& m, std::uint32_t count, std::uint32_t
 void World::finish_frame() {
     // Frees first, so that their slots can be reused by later frames (not by this frame's spawns,
     // which already hold their indices). Their onTerminate callbacks may spawn (joining now, below)
-    // and despawn (freed in the same loop); joining runs no user code.
+    // and despawn (freed in the same loop); joining runs no user code but a value's copy.
+    std::exception_ptr join_error;  // the first spawn that could not join: thrown once the rest is done
     for (;;) {
         free_deferred();
         if (pending_spawns_.empty() && !pending_reloads_.empty()) {
@@ -968,8 +1004,24 @@ void World::finish_frame() {
         if (pending_spawns_.empty()) break;
         std::vector<PendingSpawn> spawns;
         spawns.swap(pending_spawns_);
-        for (auto& p : spawns) materialize(p.slot, std::move(p.tree), p.options);
+        for (auto& p : spawns) {
+            try {
+                materialize(p.slot, std::move(p.tree), p.options);
+            } catch (...) {
+                if (!join_error) join_error = std::current_exception();
+                cancel_join(p.slot);
+            }
+        }
     }
+    if (join_error) std::rethrow_exception(join_error);
+}
+
+void World::cancel_join(std::uint32_t index) {
+    // As a despawn of a spawn still pending: the handle goes stale, the slot is free again. An agent
+    // made before the failure (its subscriptions failed) is destroyed; it never ticked.
+    next_generation(record(index));
+    --live_;
+    release(index);
 }
 
 std::vector<AgentHandle> World::handles() const {

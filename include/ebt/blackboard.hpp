@@ -152,14 +152,6 @@ public:
             foreign_key(id, tag);
         require(id, type);
     }
-    /// require(id, tag, type) and then info(id), for Blackboard::get and set by key (every write of
-    /// game code): the three checks inline, one compare each, and the key's entry returned without
-    /// at()'s second bounds check; a wrong key goes out of line to the same UsageError as require.
-    const KeyInfo& checked_info(KeyId id, std::uint32_t tag, const TypeInfo* type) const {
-        if ((tag != seal_.tag && tag != 0) || id >= keys_.size() || keys_[id].type != type) [[unlikely]]
-            refuse_key(id, tag, type);
-        return keys_[id];
-    }
 
     /// A tree's schema: a number unique among the schemas of live trees (never 0), carried by the keys
     /// obtained from it (Key<T>::tag). 0 for any other schema (a builder's, a SharedBlackboard's).
@@ -170,6 +162,17 @@ public:
     void seal(std::string owner);
 
 private:
+    /// Blackboard::get and set by key (every write of game code) check the key with checked_info:
+    /// inline in those templates, and not API (require() is).
+    friend class Blackboard;
+    /// require(id, tag, type) and then info(id), for Blackboard::get and set by key: the three checks
+    /// inline, one compare each, and the key's entry returned without at()'s second bounds check; a
+    /// wrong key goes out of line to the same UsageError as require.
+    const KeyInfo& checked_info(KeyId id, std::uint32_t tag, const TypeInfo* type) const {
+        if ((tag != seal_.tag && tag != 0) || id >= keys_.size() || keys_[id].type != type) [[unlikely]]
+            refuse_key(id, tag, type);
+        return keys_[id];
+    }
     [[noreturn]] void foreign_key(KeyId id, std::uint32_t tag) const;
     /// checked_info's error path: throws require(id, tag, type)'s UsageError for a key it refuses.
     [[noreturn]] void refuse_key(KeyId id, std::uint32_t tag, const TypeInfo* type) const;

@@ -320,7 +320,9 @@ public:
     /// Advances the world by one frame of `dt`. Throws UsageError (changing nothing) for a negative
     /// dt or one that would move the world clock past limits::kMaxClockMicroseconds, and when called
     /// from inside a step or from a callback the world is running (a change slot of its bus, an
-    /// onTerminate of an agent being freed).
+    /// onTerminate of an agent being freed). An exception out of the frame itself (a UsageError from
+    /// an agent's tick that game code misused, an input observer's) leaves step() once the frame is
+    /// finished: its despawns freed, its spawns joined, frame() moved on (docs/world.md).
     FrameMetrics step(Duration dt);
     /// The same with dt in seconds, rounded to the nearest microsecond; UsageError for NaN, an
     /// infinity, a negative dt or one past the clock's range (see duration_from_seconds).
@@ -373,8 +375,20 @@ public:
     /// reload(tree.name(), tree): the agents of the tree with the same name.
     ReloadReport reload(Tree tree);
     /// The reports of reloads requested during a frame and applied since the last call (applied in
-    /// the order requested); empties the list.
+    /// the order requested); empties the list. At most reload_report_limit() of them are kept: a game
+    /// that never takes them (a server hot-reloading for days) does not grow the list without bound.
     std::vector<ReloadReport> take_reload_reports();
+    /// The most reports take_reload_reports() keeps (kDefaultReloadReportLimit unless changed; 0 keeps
+    /// none). When a deferred reload is applied with the list full, the oldest report is dropped and
+    /// counted (dropped_reload_reports()); lowering the limit drops the oldest reports over it at once.
+    /// Refused (UsageError) during the parallel phase.
+    void set_reload_report_limit(std::size_t limit);
+    std::size_t reload_report_limit() const noexcept { return reload_report_limit_; }
+    /// Reports the limit dropped since the world was created (take_reload_reports does not reset it).
+    std::uint64_t dropped_reload_reports() const noexcept { return dropped_reload_reports_; }
+    /// A report lists every agent it reloaded (8 bytes a handle): 16 reports of a 100,000-agent tree
+    /// are about 13 MB.
+    static constexpr std::size_t kDefaultReloadReportLimit = 16;
 
 private:
     friend struct WorldTestAccess;  // tests/world_test.cpp: sets a slot's generation near its end
@@ -454,6 +468,13 @@ private:
     void compact_timers();                              // drops the stale entries from the heap
     void compact_timers_if_stale();                     // ... once they outnumber the live ones (+ 64)
     void finish_frame();                                // frees and joins of the frame
+    /// finish_frame, for a spawn whose agent could not be made as it joins (a value's copy threw, no
+    /// memory): the spawn is cancelled, its handle stale, as a despawn before joining would.
+    void cancel_join(std::uint32_t slot);
+    std::uint64_t run_frame(Duration dt, FrameMetrics& m);  // step()'s frame, after its checks (world.cpp)
+    /// step()'s catch, when run_frame threw: the frame's frees, joins and reloads (finish_frame), its
+    /// count, and the budget's cursor back where the frame found it. An exception of its own is dropped.
+    void finish_thrown_frame(std::uint32_t cursor_before) noexcept;
     void materialize(std::uint32_t slot, Tree tree, const SpawnOptions& options);  // creates the agent
     /// Moves the heap state block of an agent that arrived made (restored, migrated, reloaded) into
     /// the pool at its slot's place, as a spawned agent's; a large block stays on the heap, and so does
@@ -570,6 +591,10 @@ private:
     };
     std::vector<PendingReload> pending_reloads_;  // requested during a frame or a callback
     std::vector<ReloadReport> reload_reports_;    // applied deferred reloads, for take_reload_reports
+    std::size_t reload_report_limit_ = kDefaultReloadReportLimit;  // at most this many in reload_reports_
+    std::uint64_t dropped_reload_reports_ = 0;    // reports the limit dropped, oldest first
+    /// Appends a deferred reload's report (apply_pending_reloads), dropping the oldest over the limit.
+    void keep_reload_report(ReloadReport report);
     void check_reload(std::string_view name, const Tree& tree, std::vector<std::uint32_t>& slots) const;
     ReloadReport apply_reload(std::string_view name, const Tree& tree, std::uint64_t first_frame);
     void apply_pending_reloads(std::uint64_t first_frame);  // in request order, into reload_reports_
