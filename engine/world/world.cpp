@@ -2,6 +2,7 @@
 #include <ebt/world.hpp>
 
 #include "world/parallel_state.hpp"
+#include "runtime/world_tick.hpp"  // Runtime::world_tick, inline in tick_agent
 #include "tree/tree_data.hpp"
 #include "world/state_block_pool.hpp"
 #include "world/world_slot.hpp"
@@ -667,22 +668,28 @@ std::uint32_t World::next_awake_far(std::uint32_t from, std::uint32_t end) const
 
 /// One agent's tick in a frame, with its time since its last tick; counts it in `m`. Slots never move
 /// and agents are freed only when no callback runs (at the end of the frame): `s` and its agent stay
-/// valid through the tick, even if the agent despawns itself or spawns others.
-inline void World::tick_agent(Slot& s, FrameMetrics& m) {
+/// valid through the tick, even if the agent despawns itself or spawns others. Returns true when the
+/// tick was a quiet one (Runtime::world_tick): the agent then has work pending for its next tick.
+inline bool World::tick_agent(Slot& s, FrameMetrics& m) {
     Agent& a = *s.agent;
     const Duration dt(now_ - s.last_time);
     s.last_time = now_;
     // The tick checks what game code could have broken: a tick number behind the agent's (it was
     // ticked by hand), a tick of the same agent already running, a moved-from agent. The agent adds
-    // its tick's counts to `m` itself. tick_in_world is tick_numbered with a lean path for a quiet tick.
-    detail::EngineAccess::tick_in_world(a, frame_, dt, m);
+    // its tick's counts to `m` itself. world_tick is tick_numbered with a lean path for a quiet tick,
+    // inline here (runtime/world_tick.hpp).
+    const bool quiet = detail::Runtime::world_tick(a, frame_, dt, m);
     ++m.agents_stepped;
+    return quiet;
 }
 
 // Inline: the single-threaded loop calls it for every agent it steps.
 inline void World::step_slot(std::uint32_t index, FrameMetrics& m) {
     Slot& s = slot(index);
-    tick_agent(s, m);
+    // After a quiet tick (Runtime::world_tick) the agent stays awake: its running action is queued for
+    // its next tick, and it is still live, since a despawn during its own tick asks it to abort (which
+    // makes the tick not quiet). (A despawn clears the slot's awake bit itself, in any case.)
+    if (tick_agent(s, m)) return;
     // schedule_after_step(index), with the state and the agent read once. The common case: the agent
     // is still live and has work pending (stays_awake), so it stays awake.
     if (schedule(index).state != State::Live) {

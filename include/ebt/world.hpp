@@ -423,7 +423,7 @@ private:
     bool step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
     void step_slot(std::uint32_t slot, FrameMetrics& m);
     void tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick; the rest is schedule_after_step
-    void tick_agent(Slot& s, FrameMetrics& m);            // tick_slot, the slot's address known
+    bool tick_agent(Slot& s, FrameMetrics& m);            // tick_slot, the slot's address known; true: a quiet tick
     /// After its tick: the agent is live with work pending, so it stays awake and needs no scheduling.
     bool stays_awake(std::uint32_t slot) const noexcept;
     // Parallel stepping (engine/world/parallel_phase.cpp): the task arena and per-thread buffers.
