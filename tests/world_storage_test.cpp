@@ -111,8 +111,9 @@ TEST_CASE("world storage: the state blocks of a World's agents sit side by side 
 // 32, 64, 128, 256 slots here, whose ends fall in the middle of 64-slot words of awake bits), and the
 // rest of a word's awake bits after each tick (bit 63 included). 300 agents with a budget of 120 a
 // frame: the round robin's frames start at slots 0, 120 and 240, and the third one goes on from
-// slot 0 again after slot 299 (back to the first chunk). Every update must come from the right agent
+// slot 0 again after slot 299 (the step's second pass). Every update must come from the right agent
 // (its seed is its slot), in slot order, with the time since that agent's last tick as its dt.
+// (Fails with a cursor that takes a chunk for larger than it is: checked by breaking it on purpose.)
 TEST_CASE("world storage: the serial loop steps the slots of every chunk in order, a budget's second pass from slot 0 included") {
     struct Mark {
         std::uint64_t seed;
