@@ -107,6 +107,50 @@ TEST_CASE("world storage: the state blocks of a World's agents sit side by side 
     CHECK(alone.memory_bytes() <= 256);
 }
 
+// The single-threaded loop finds each slot through the chunk it is in (World::SlotCursor: chunks of
+// 32, 64, 128, 256 slots here, whose ends fall in the middle of 64-slot words of awake bits), and the
+// rest of a word's awake bits after each tick (bit 63 included). 300 agents with a budget of 120 a
+// frame: the round robin's frames start at slots 0, 120 and 240, and the third one goes on from
+// slot 0 again after slot 299 (the step's second pass). Every update must come from the right agent
+// (its seed is its slot), in slot order, with the time since that agent's last tick as its dt.
+// (Fails with a cursor that takes a chunk for larger than it is: checked by breaking it on purpose.)
+TEST_CASE("world storage: the serial loop steps the slots of every chunk in order, a budget's second pass from slot 0 included") {
+    struct Mark {
+        std::uint64_t seed;
+        Duration dt;
+    };
+    static std::vector<Mark> marks;
+    marks.clear();
+    Registry reg;
+    reg.add_action("Mark", [](ActionContext& ctx) {
+        marks.push_back({ctx.agent().seed(), ctx.dt()});
+        return Status::Running;
+    });
+    const Tree tree = TreeBuilder("mark", reg).action("Mark").end();
+    constexpr std::uint32_t kAgents = 300;
+    constexpr std::uint32_t kBudget = 120;
+    World world;
+    for (std::uint32_t i = 0; i < kAgents; ++i) REQUIRE(world.spawn(tree, {.seed = i}).index == i);
+    world.set_agent_budget(kBudget);
+    std::vector<int> last_frame(kAgents, -1);  // the frame of each agent's last tick (-1: it joined at time 0)
+    std::uint32_t cursor = 0;
+    for (int frame = 0; frame < 8; ++frame) {
+        CAPTURE(frame);
+        marks.clear();
+        const FrameMetrics m = world.step(50ms);
+        CHECK(m.agents_stepped == kBudget);
+        REQUIRE(marks.size() == kBudget);
+        for (std::uint32_t k = 0; k < kBudget; ++k) {
+            const std::uint32_t expected = (cursor + k) % kAgents;
+            CAPTURE(k);
+            CHECK(marks[k].seed == expected);
+            CHECK(marks[k].dt == Duration(50ms) * (frame - last_frame[expected]));
+            last_frame[expected] = frame;
+        }
+        cursor = (cursor + kBudget) % kAgents;
+    }
+}
+
 TEST_CASE("world storage: a large state block (wide_64's) stays on the heap and runs the same as an Agent of its own") {
     const Registry reg = guard_registry();
     const Tree wide = scenarios::wide_guard_tree(reg, 64);

@@ -17,15 +17,10 @@ namespace ebt {
 
 using detail::Runtime;
 
+using detail::TickScope;
+
 namespace {
 std::atomic<std::uint64_t> next_serial{1};
-
-/// Marks the agent as inside a tick for the duration of a scope (even when something throws).
-struct TickScope {
-    bool& flag;
-    explicit TickScope(bool& f) : flag(f) { flag = true; }
-    ~TickScope() { flag = false; }
-};
 }  // namespace
 
 Duration duration_from_seconds(double seconds, const char* who) {
@@ -268,7 +263,7 @@ Status detail::Runtime::finish_tick() {
 
 // A World's tick of an agent whose queue is [n, marker] with n's work other than a plain update: in
 // a latent move, the tick that ends the resumed action (and the run) and the tick that restarts the
-// root. Agent::tick_in_world has checked and read what checked_tick, event_tick and
+// root. world_tick (runtime/world_tick.hpp) has checked and read what checked_tick, event_tick and
 // single_entry_tick would check again (tick_numbered's checks passed; event mode, no listener, not
 // stopped, no deadline due, the queue [n, marker]): this is checked_tick with those tests left out and
 // single_entry_tick's pop done here, then the same single_entry_work, event_loop and finish_tick.
@@ -293,13 +288,13 @@ Status detail::Runtime::finish_tick() {
     rt.finish_tick();
 }
 
-namespace {
-/// The rest of a tick that Agent::tick_in_world's lean path began, when the update did anything but
-/// return Running with nothing else changed: on through the general path from the update's return
-/// (run_update's end, single_entry_tick's end, event_tick's loop, tick_numbered's end). Out of line,
-/// so that the lean path keeps few values across the update's call.
-[[gnu::noinline]] void finish_tick_after_update(Agent& agent, NodeIndex n, std::uint16_t head, Status s,
-                                                const std::exception_ptr& error, Duration dt, FrameMetrics& frame) {
+// The rest of a tick that world_tick's lean path began (runtime/world_tick.hpp), when the update did
+// anything but return Running with nothing else changed: on through the general path from the
+// update's return (run_update's end, single_entry_tick's end, event_tick's loop, tick_numbered's end).
+// Out of line, so that the lean path keeps few values across the update's call. world_tick's
+// TickScope ends the tick (in_tick_) when this returns.
+[[gnu::noinline]] void detail::Runtime::finish_world_update(Agent& agent, NodeIndex n, std::uint16_t head, Status s,
+                                                           const std::exception_ptr& error, Duration dt, FrameMetrics& frame) {
     Runtime rt(agent);
     rt.dt = dt;
     rt.frame = &frame;
@@ -307,94 +302,6 @@ namespace {
     if (error) ok = rt.contained(n, [&] { std::rethrow_exception(error); });  // its Error event, as contained() reports it
     if (!rt.single_update_done(n, head, rt.finish_update(n, ok, s))) rt.event_loop();
     rt.finish_tick();
-}
-}  // namespace
-
-// The lean path of a World's tick. Most ticks of a quiet event-mode world find the agent's queue
-// holding its one running action and the end-of-frame marker, no deadline due, and an update that
-// returns Running and changes nothing: "update this running leaf again". For that tick the general
-// path (tick_numbered -> event_tick -> single_entry_tick -> run_update) builds a Runtime and
-// re-checks what the World guarantees at every level. This path reads only what that tick needs and
-// leaves every counter, clock, queue entry and flag as the general path would; whatever else
-// happens goes on through the general path's own functions from the same point:
-//   - before anything changes, a tick that tick_numbered would refuse goes to tick_numbered, which
-//     throws the same UsageError; any other tick that is not such a tick goes to
-//     Runtime::checked_tick (tick_numbered less its checks, which have passed);
-//   - after the update, anything but "Running, nothing else changed" (the update threw, returned
-//     another status, suspended, queued work, asked for an abort, or a trace listener is now set)
-//     goes on in a Runtime from the update's return: finish_update, single_update_done, event_loop,
-//     finish_tick, as single_entry_tick and tick_numbered would.
-// It repeats the general path's bookkeeping for that one case: a change to what a tick, a pop or an
-// update counts or sets must be made here too (tests/differential_test.cpp's World test compares the
-// two after every frame and fails otherwise).
-void Agent::tick_in_world(std::uint64_t tick, Duration dt, FrameMetrics& frame) {
-    // First what tick_numbered refuses (it throws the UsageError), then one test each for what the
-    // lean path does not do; those ticks go to the general path without its checks made again. An
-    // agent with a trace listener (its own, or its World's forwarder) always takes the general path,
-    // which reports every event; dt < next_deadline_ - clock_ keeps the deadlines out of the tick
-    // (the general path's collect_due_timers).
-    if (!block_ || in_tick_ || tick < ticks_ || dt.count() < 0 || dt.count() > limits::kMaxClockMicroseconds - clock_) {
-        tick_numbered(tick, dt, &frame);
-        return;
-    }
-    if (mode_ != Mode::Event || listener_ || stopped_ || queue_size_ != 2 || dt.count() >= next_deadline_ - clock_) {
-        Runtime::checked_tick(*this, tick, dt, &frame);
-        return;
-    }
-    const detail::TreeData& t = detail::EngineAccess::tree_data(tree_);
-    std::byte* const b = reinterpret_cast<std::byte*>(block_.get());
-    std::uint16_t* const q = reinterpret_cast<std::uint16_t*>(b + t.layout.queue_offset);
-    const std::uint16_t head = queue_head_;
-    const NodeIndex n = q[head];
-    if (n == detail::kQueueMarker) {
-        Runtime::checked_tick(*this, tick, dt, &frame);
-        return;
-    }
-    std::uint16_t& flags = reinterpret_cast<std::uint16_t*>(b + t.layout.flags_offset)[n];
-    const detail::NodeDef& d = t.nodes[n];
-    if ((flags & Runtime::kPendingWork) != 0 || d.kind != NodeKind::Action ||
-        reinterpret_cast<const Status*>(b + t.layout.status_offset)[n] != Status::Running) {
-        Runtime::single_work_tick(*this, tick, dt, frame);  // a move's two ticks (h-moves3)
-        return;
-    }
-    // From here on the state is what the general path leaves when it calls the update: the tick
-    // begun (tick_numbered), n popped and counted as visited (single_entry_tick).
-    TickScope scope(in_tick_);
-    ticks_ = tick;
-    clock_ += dt.count();
-    walk_pos_ = n;
-    queue_head_ = static_cast<std::uint16_t>(head + 1u == t.layout.queue_capacity ? 0u : head + 1u);
-    queue_size_ = 1;
-    flags = static_cast<std::uint16_t>(flags & ~detail::kQueued);
-    ++stats_.nodes_visited;
-    ++frame.events_handled;
-    // The update, with the context the general path gives it.
-    const ActionSpec& spec = *t.actions[d.action];
-    ActionContext ctx = Runtime::make_action_context(*this, t, b, n, dt);
-    Status s = Status::Failure;
-    std::exception_ptr error;
-    try {
-        s = spec.update(ctx);
-    } catch (...) {
-        error = std::current_exception();
-    }
-    if (!error && s == Status::Running && !listener_ && !abort_requested_ &&
-        (flags & (detail::kSuspended | detail::kQueued)) == 0 && queue_size_ == 1) [[likely]] {
-        // Running and nothing else changed: counted as run_update counts; the queue put back as
-        // single_update_done puts it back; the tick ended as finish_tick ends it (no abort is due).
-        ++stats_.updates;
-        ++frame.behaviors_updated;
-        queue_head_ = head;
-        queue_size_ = 2;
-        flags = static_cast<std::uint16_t>(flags | detail::kQueued);
-        walk_pos_ = -1;
-        ++ticks_;
-#if defined(EBT_VALIDATE)
-        Runtime(*this).check_invariants("a tick");
-#endif
-        return;
-    }
-    finish_tick_after_update(*this, n, head, s, error, dt, frame);  // anything else
 }
 
 void Agent::abort() {

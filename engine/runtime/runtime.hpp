@@ -20,6 +20,7 @@
 #include <ebt/world.hpp>  // FrameMetrics: the frame counters a World's tick also counts into
 
 #include <cstring>
+#include <exception>
 #include <limits>
 
 namespace ebt::detail {
@@ -29,6 +30,14 @@ enum class Outcome : std::uint8_t { Running, Success, Failure, Skipped };
 
 inline constexpr std::uint16_t kQueueMarker = 0xFFFF;
 inline constexpr TimePoint kNever = std::numeric_limits<TimePoint>::max();
+
+/// Marks an agent as inside a tick for the duration of a scope (even when something throws): every
+/// tick's entry (checked_tick, single_work_tick, world_tick) and the engine's other calls into user code.
+struct TickScope {
+    bool& flag;
+    explicit TickScope(bool& f) : flag(f) { flag = true; }
+    ~TickScope() { flag = false; }
+};
 
 struct Runtime {
     Agent& a;
@@ -131,20 +140,19 @@ struct Runtime {
         return stopping;
     }
     template <class F> bool contained(NodeIndex n, F&& f);
-    ActionContext action_context(NodeIndex n) { return make_action_context(a, t, b, n, dt); }
-    /// The context of action node `n` of `agent` (its tree's data `tree`, its state block `block`) for
-    /// a tick of `tick_dt`: what every call of an action's functions receives. Static so that
-    /// Agent::tick_in_world's lean path, which builds no Runtime, makes the same one.
-    static ActionContext make_action_context(Agent& agent, const TreeData& tree, std::byte* block, NodeIndex n, Duration tick_dt) {
-        const NodeDef& d = tree.nodes[n];
-        const ActionSpec& spec = *tree.actions[d.action];
+    ActionContext action_context(NodeIndex n) { return make_action_context(a, t.action_calls[n], b, n, dt); }
+    /// The context of action node `n` of `agent` (`call`: the node's record in its tree's
+    /// TreeData::action_calls; `block`: the agent's state block) for a tick of `tick_dt`: what every
+    /// call of an action's functions receives. Static so that world_tick's lean path, which builds no
+    /// Runtime, makes the same one.
+    static ActionContext make_action_context(Agent& agent, const ActionCall& call, std::byte* block, NodeIndex n, Duration tick_dt) {
         ActionContext ctx;
         ctx.agent_ = &agent;
         ctx.node_ = n;
-        ctx.ports_ = {tree.bindings.data() + d.first_binding, spec.ports.data(), d.binding_count};
+        ctx.ports_ = call.ports;
         ctx.dt_ = tick_dt;
-        ctx.memory_ = block + d.memory_offset + 8;
-        ctx.memory_size_ = spec.memory_bytes;
+        ctx.memory_ = block + call.memory_offset;
+        ctx.memory_size_ = call.memory_size;
         return ctx;
     }
 
@@ -172,7 +180,7 @@ struct Runtime {
     void step_leaf(NodeIndex n);       // updates a running leaf and notifies its parent when it ends
     Status run_update(NodeIndex n);    // update_leaf's first half: the user's update, counted and traced
     /// run_update's part after the user's update returned `s` (ok) or threw (not ok, its Error event
-    /// already emitted): counted, checked and traced. Agent::tick_in_world's lean path goes on here.
+    /// already emitted): counted, checked and traced. world_tick's lean path goes on here.
     Status finish_update(NodeIndex n, bool ok, Status s);
     Outcome leaf_outcome(NodeIndex n, Status s);  // its second half: re-queue, or end the leaf
     void notify_parent(NodeIndex n, Outcome o);   // step_leaf's reaction to an ended leaf
@@ -247,9 +255,21 @@ struct Runtime {
     /// the mode's tick run, finish_tick(). tick_numbered and the lean World tick's fallback call it.
     static Status checked_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics* frame);
     /// checked_tick of a World's agent in event mode, without a listener, not stopped, with no deadline
-    /// due and its queue [n, marker] (Agent::tick_in_world has checked all that): n's work other than a
-    /// plain update, through single_entry_work (a move's two ticks), without those checks made again.
+    /// due and its queue [n, marker] (world_tick has checked all that): n's work other than a plain
+    /// update, through single_entry_work (a move's two ticks), without those checks made again.
     static void single_work_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
+    /// A World's tick of `agent` (World::tick_agent, for the single-threaded loop and the parallel
+    /// tasks): the same as agent.tick_numbered(tick, dt, &frame) in every effect and error, with a lean
+    /// path for the quiet event-mode tick whose only work is updating its running action again.
+    /// Returns true when it was that quiet tick: the agent then has its action queued for its next
+    /// tick (has_pending_work() is true), so the World need not ask. Defined in runtime/world_tick.hpp,
+    /// inline, so that the World's loops have it in their own body.
+    static bool world_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
+    /// world_tick's continuation when the update of the quiet tick it began did anything but return
+    /// Running with nothing else changed: on through the general path from the update's return
+    /// (finish_update, single_update_done, event_loop, finish_tick). `error`: what the update threw.
+    static void finish_world_update(Agent& agent, NodeIndex n, std::uint16_t head, Status s,
+                                    const std::exception_ptr& error, Duration dt, FrameMetrics& frame);
     /// Work flags that keep a queued node from being a plain per-frame update.
     static constexpr std::uint16_t kPendingWork = kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     void process(NodeIndex n);   // pops' bookkeeping (walk position, counts), then the node's work

@@ -555,7 +555,7 @@ void Runtime::abort_all() {
 Status Runtime::run_update(NodeIndex n) {
     if (stopping) return Status::Running;
     advance(n);
-    const auto& spec = *t.actions[def(n).action];
+    const ActionSpec& spec = *t.action_calls[n].spec;
     ActionContext ctx = action_context(n);
     Status s = Status::Failure;
     const bool ok = contained(n, [&] { s = spec.update(ctx); });

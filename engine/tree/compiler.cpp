@@ -519,7 +519,7 @@ struct Compiler {
     /// in pre-order is the last child of the root's selector when it is a leaf: the fallback a
     /// priority tree runs when nothing else applies (Patrol in the guard trees), so the leaf a quiet
     /// agent runs; an agent whose first tick started it keeps its queue head at entry 1, the
-    /// end-of-frame marker at entry 2 (Agent::tick_in_world reads the head entry, then the leaf's
+    /// end-of-frame marker at entry 2 (Runtime::world_tick reads the head entry, then the leaf's
     /// flags and status).
     static std::pair<std::uint32_t, std::uint32_t> hot_bytes(const AgentLayout& L, std::uint32_t nodes) {
         const std::uint32_t first = L.flags_offset + 2 * (nodes - 1);
@@ -613,6 +613,23 @@ struct Compiler {
             plan.skipped.push_back(skip);
         }
     }
+
+    /// TreeData::action_calls: each action node's spec, ports and user memory, as every call of its
+    /// functions receives them (Runtime::make_action_context). Last, once the bindings and the layout
+    /// are final: the records point into them.
+    void build_action_calls() {
+        out->action_calls.resize(out->nodes.size());
+        for (std::size_t i = 0; i < out->nodes.size(); ++i) {
+            const NodeDef& d = out->nodes[i];
+            if (d.kind != NodeKind::Action) continue;
+            const ActionSpec& spec = *out->actions[d.action];
+            detail::ActionCall& call = out->action_calls[i];
+            call.spec = &spec;
+            call.ports = {out->bindings.data() + d.first_binding, spec.ports.data(), d.binding_count};
+            call.memory_offset = d.memory_offset + 8;  // after the run id (Runtime::run_id)
+            call.memory_size = static_cast<std::uint32_t>(spec.memory_bytes);
+        }
+    }
 };
 
 }  // namespace
@@ -628,6 +645,7 @@ Tree detail::BuilderState::compile() {
     c.build_watchers();
     c.build_layout();
     c.build_move_paths();
+    c.build_action_calls();
     c.out->source = nodes;
     return Tree(std::move(c.out));
 }

@@ -190,6 +190,20 @@ struct RootRestart {
     std::vector<Skipped> skipped;  // in child order
 };
 
+/// What every call of an action node's functions is given besides the agent and the tick's dt
+/// (Runtime::make_action_context): the spec, the node's ports and the place and size of its user
+/// memory. Built once per node when the tree is compiled (Compiler::build_action_calls, after the
+/// bindings and the layout are final), in one array indexed by node, so that a tick reads one record
+/// instead of going from the NodeDef to the spec, the bindings and the layout. `spec` is null for a
+/// node that is not an action. The pointers are into this TreeData and its specs, which never change
+/// once compiled.
+struct ActionCall {
+    const ActionSpec* spec = nullptr;
+    NodePorts ports;                   // TreeData::bindings from the node's first binding; the spec's ports
+    std::uint32_t memory_offset = 0;   // the user memory in the block: the node memory after its run id
+    std::uint32_t memory_size = 0;     // ActionSpec::memory_bytes
+};
+
 struct TreeData {
     std::string name;
     std::vector<NodeDef> nodes;
@@ -200,6 +214,7 @@ struct TreeData {
     std::vector<CompareDef> comparisons;
     std::vector<KeyId> bindings;
     std::vector<std::shared_ptr<const ActionSpec>> actions;
+    std::vector<ActionCall> action_calls;    // per node (see ActionCall)
     std::vector<std::shared_ptr<const ConditionSpec>> conditions;
     std::vector<double> weights;
     BlackboardSchema schema;

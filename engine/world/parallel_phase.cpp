@@ -176,13 +176,16 @@ void World::ParallelState::tick_listed(World& world, std::size_t begin, std::siz
 void World::ParallelState::tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer) {
     detail::ParallelTick tick{&world, index, &buffer};
     TickScope scope(tick);
+    bool quiet = false;
     try {
-        world.tick_slot(index, buffer.metrics);
+        quiet = world.tick_slot(index, buffer.metrics);
     } catch (...) {
         buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});
         throw;
     }
-    settle_after_tick(world, index, buffer);
+    // After a quiet tick (Runtime::world_tick) the agent is live with its running action queued: it
+    // stays awake, which is what settle_after_tick would find (nothing for the apply).
+    if (!quiet) settle_after_tick(world, index, buffer);
 }
 
 void World::ParallelState::settle_after_tick(World& world, std::uint32_t index, detail::ParallelBuffer& buffer) {

@@ -2,6 +2,7 @@
 #include <ebt/world.hpp>
 
 #include "world/parallel_state.hpp"
+#include "runtime/world_tick.hpp"  // Runtime::world_tick, inline in tick_agent
 #include "tree/tree_data.hpp"
 #include "world/state_block_pool.hpp"
 #include "world/world_slot.hpp"
@@ -53,6 +54,33 @@ World::Slot& World::slot(std::uint32_t index) const noexcept {
     const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
     return chunks_[c][v - (std::uint64_t{kFirstChunk} << c)];
 }
+
+/// World::slot(index) for a loop that goes through the slots in order (World::step_serial): the chunk
+/// of the last slot found is kept, so that a slot of the same chunk costs a subtraction and a multiply
+/// instead of the chunk look-up. Chunks never move, and a chunk added meanwhile (an agent spawned by a
+/// tick) is another chunk: a kept chunk stays right.
+class World::SlotCursor {
+public:
+    explicit SlotCursor(const World& world) : world_(world) {}
+    Slot& operator[](std::uint32_t index) {
+        if (index - first_ >= size_) [[unlikely]] enter_chunk(index);  // (unsigned: an index before first_ too)
+        return chunk_[index - first_];
+    }
+
+private:
+    /// Keeps the chunk of `index`, found as World::slot finds it.
+    void enter_chunk(std::uint32_t index) {
+        const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
+        const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
+        first_ = (kFirstChunk << c) - kFirstChunk;
+        size_ = kFirstChunk << c;
+        chunk_ = world_.chunks_[c].get();
+    }
+    const World& world_;
+    std::uint32_t first_ = 0;  // the kept chunk's slots: [first_, first_ + size_)
+    std::uint32_t size_ = 0;
+    Slot* chunk_ = nullptr;
+};
 
 World::SlotRecord& World::record(std::uint32_t index) const noexcept {
     const std::uint64_t v = std::uint64_t{index} + kFirstChunk;  // as slot(index)
@@ -678,22 +706,27 @@ std::uint32_t World::next_awake_far(std::uint32_t from, std::uint32_t end) const
 
 /// One agent's tick in a frame, with its time since its last tick; counts it in `m`. Slots never move
 /// and agents are freed only when no callback runs (at the end of the frame): `s` and its agent stay
-/// valid through the tick, even if the agent despawns itself or spawns others.
-inline void World::tick_agent(Slot& s, FrameMetrics& m) {
+/// valid through the tick, even if the agent despawns itself or spawns others. Returns true when the
+/// tick was a quiet one (Runtime::world_tick): the agent then has work pending for its next tick.
+inline bool World::tick_agent(Slot& s, FrameMetrics& m) {
     Agent& a = *s.agent;
     const Duration dt(now_ - s.last_time);
     s.last_time = now_;
     // The tick checks what game code could have broken: a tick number behind the agent's (it was
     // ticked by hand), a tick of the same agent already running, a moved-from agent. The agent adds
-    // its tick's counts to `m` itself. tick_in_world is tick_numbered with a lean path for a quiet tick.
-    detail::EngineAccess::tick_in_world(a, frame_, dt, m);
+    // its tick's counts to `m` itself. world_tick is tick_numbered with a lean path for a quiet tick,
+    // inline here (runtime/world_tick.hpp).
+    const bool quiet = detail::Runtime::world_tick(a, frame_, dt, m);
     ++m.agents_stepped;
+    return quiet;
 }
 
 // Inline: the single-threaded loop calls it for every agent it steps.
-inline void World::step_slot(std::uint32_t index, FrameMetrics& m) {
-    Slot& s = slot(index);
-    tick_agent(s, m);
+inline void World::step_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
+    // After a quiet tick (Runtime::world_tick) the agent stays awake: its running action is queued for
+    // its next tick, and it is still live, since a despawn during its own tick asks it to abort (which
+    // makes the tick not quiet). (A despawn clears the slot's awake bit itself, in any case.)
+    if (tick_agent(s, m)) return;
     // schedule_after_step(index), with the state and the agent read once. The common case: the agent
     // is still live and has work pending (stays_awake), so it stays awake.
     if (schedule(index).state != State::Live) {
@@ -709,6 +742,7 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
     // A word of awake bits (64 slots) at a time. A tick may wake agents later in slot order (a write
     // to their blackboards, a resume): they are stepped in this frame too, so after each tick the
     // rest of the word is read again (and the next words are read only when the loop gets there).
+    SlotCursor slots(*this);
     for (std::uint32_t i = next_awake(from, to); i < to;) {
         const std::uint32_t word = i / 64;
         const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
@@ -725,10 +759,11 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
                     cursor_ = index;
                     return true;
                 }
-                step_slot(index, m);
+                step_slot(index, slots[index], m);
             }
-            // The slots after this one in the word, as they are now (bit 63: none).
-            bits = bit == 63 ? 0 : awake_[word] & (~std::uint64_t{0} << (bit + 1)) & below_to;
+            // The slots after this one in the word, as they are now: ~1 << bit has the bits above `bit`
+            // set (none for bit 63), without a shift by 64.
+            bits = awake_[word] & (~std::uint64_t{1} << bit) & below_to;
         }
         if (word_end >= to) break;
         i = next_awake(static_cast<std::uint32_t>(word_end), to);
@@ -740,7 +775,7 @@ bool World::stays_awake(std::uint32_t index) const noexcept {
     return schedule(index).state == State::Live && slot(index).agent->has_pending_work();
 }
 
-void World::tick_slot(std::uint32_t index, FrameMetrics& m) { tick_agent(slot(index), m); }
+bool World::tick_slot(std::uint32_t index, FrameMetrics& m) { return tick_agent(slot(index), m); }
 
 void World::schedule_after_step(std::uint32_t index) {
     if (schedule(index).state != State::Live) {

@@ -214,10 +214,8 @@ private:
     /// skip idle frames stay comparable). `tick` must not go backwards. The tick's counts (updates,
     /// guards, events, timers) are also added to `frame` when given (the World's frame metrics).
     Status tick_numbered(std::uint64_t tick, Duration dt, FrameMetrics* frame = nullptr);
-    /// Embedding: a World's tick of the agent, the same as tick_numbered(tick, dt, &frame) in every
-    /// effect and error, with a lean path for the quiet event-mode tick whose only work is updating
-    /// its running action again (engine/runtime/agent.cpp).
-    void tick_in_world(std::uint64_t tick, Duration dt, FrameMetrics& frame);
+    // (A World ticks its agents through detail::Runtime::world_tick, engine/runtime/world_tick.hpp:
+    // tick_numbered with a lean path for the quiet event-mode tick.)
     // Hot reload (defined in engine/world/reload.cpp; a World calls them through EngineAccess):
     /// Ends the run between ticks as abort() does (running nodes Aborted, leaves first, heard by the
     /// listener), without telling the host: the agent is about to be replaced.
@@ -231,7 +229,7 @@ private:
 
     // Kept small on purpose: this object plus the state block is the agent's whole footprint.
     //
-    // The order is the cache's: a World's quiet tick (Agent::tick_in_world's lean path, and the
+    // The order is the cache's: a World's quiet tick (Runtime::world_tick's lean path, and the
     // World's "stays awake?" test after it) reads and writes only the members from block_ to the
     // tree's data pointer (the first 80 bytes; of stats_ only the first three counters), which a
     // World keeps right after the slot's last_time (World::Slot):

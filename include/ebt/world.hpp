@@ -413,6 +413,7 @@ private:
     static constexpr std::uint32_t kFirstChunk = std::uint32_t{1} << kChunkShift;
     static constexpr std::uint32_t kChunks = 33 - kChunkShift;  // enough for indices up to 2^32 - 2
     Slot& slot(std::uint32_t index) const noexcept;          // the slot at `index` (< slot_count_)
+    class SlotCursor;  // the serial loop's slot(index), its chunk kept from one slot to the next (world.cpp)
     SlotRecord& record(std::uint32_t index) const noexcept;  // its cold part
     /// The part of a slot that choosing a frame's agents reads for every awake slot, kept in one
     /// contiguous array (schedules_, indexed by slot) rather than in the slot, so that the choice reads
@@ -435,9 +436,9 @@ private:
     /// With one thread: steps the awake agents of slots [from, to) in slot order, agents woken by an
     /// earlier tick included. Returns true when the budget stopped it (cursor_ is then where).
     bool step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
-    void step_slot(std::uint32_t slot, FrameMetrics& m);
-    void tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick; the rest is schedule_after_step
-    void tick_agent(Slot& s, FrameMetrics& m);            // tick_slot, the slot's address known
+    void step_slot(std::uint32_t slot, Slot& s, FrameMetrics& m);  // `s`: slot(slot)
+    bool tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick (true: a quiet one); the rest is schedule_after_step
+    bool tick_agent(Slot& s, FrameMetrics& m);            // tick_slot, the slot's address known; true: a quiet tick
     /// After its tick: the agent is live with work pending, so it stays awake and needs no scheduling.
     bool stays_awake(std::uint32_t slot) const noexcept;
     // Parallel stepping (engine/world/parallel_phase.cpp): the task arena and per-thread buffers.

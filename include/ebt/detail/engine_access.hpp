@@ -70,10 +70,6 @@ struct EngineAccess {
     static Status tick_numbered(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics* frame = nullptr) {
         return agent.tick_numbered(tick, dt, frame);
     }
-    /// A World's tick: tick_numbered(agent, tick, dt, &frame) with the lean path of a quiet tick.
-    static void tick_in_world(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame) {
-        agent.tick_in_world(tick, dt, frame);
-    }
     /// World::resume_all's resume of a handle it has checked: see Agent::resume_in_world.
     static bool resume_in_world(Agent& agent, const ResumeHandle& handle, Status status, bool& wake) {
         return agent.resume_in_world(handle, status, wake);
