@@ -504,7 +504,7 @@ TEST_CASE("differential: polling and event mode produce identical traces on rand
     }
 }
 
-// The same random trees stepped by Worlds (issue 13's lean path of a World's quiet tick, Agent::tick_in_world,
+// The same random trees stepped by Worlds (issue 13's lean path of a World's quiet tick, Runtime::world_tick,
 // is taken only by an event-mode agent without a trace listener): three Worlds run the same agents
 // frame by frame: event mode without listeners (the lean path wherever it applies), event mode with a
 // listener on each agent (every tick on the general path), and polling mode with listeners. Two agents

@@ -35,7 +35,6 @@ template <class Bus> concept can_publish = requires(Bus& bus, const BlackboardCh
 template <class Bus> concept can_ask_has_slots = requires(const Bus& bus) { bus.has_slots(); };
 template <class A> concept can_set_host = requires(A& a) { a.set_host(nullptr, std::uint32_t{0}); };
 template <class A> concept can_tick_numbered = requires(A& a) { a.tick_numbered(std::uint64_t{0}, Duration{0}); };
-template <class A> concept can_tick_in_world = requires(A& a, FrameMetrics& m) { a.tick_in_world(std::uint64_t{0}, Duration{0}, m); };
 
 template <class T> concept can_read_tree_data = requires(const T& t) { t.data(); };
 template <class B> concept can_declare_key_by_type_info = requires(B& b) { b.declare_key(std::string(), type_of<int>(), nullptr); };
@@ -59,7 +58,6 @@ static_assert(!can_publish<ChangeBus>);
 static_assert(!can_ask_has_slots<ChangeBus>);
 static_assert(!can_set_host<Agent>);
 static_assert(!can_tick_numbered<Agent>);
-static_assert(!can_tick_in_world<Agent>);
 // An agent whose state block is its host's (a World's pool) is made by the engine only: game code can
 // make no HostedBlock, and the constructor behind it is private.
 template <class H> concept can_make_hosted_block = requires(detail::AgentHost& host) { H(host, std::uint32_t{0}); };
