@@ -5,6 +5,7 @@
 // does not depend on the thread count (docs/world.md, "Threads").
 #include "world/parallel_state.hpp"
 #include "world/world_slot.hpp"
+#include "world/task_probe.hpp"
 
 #include <ebt/signals.hpp>
 #include <ebt/detail/engine_access.hpp>
@@ -124,6 +125,10 @@ detail::ParallelBuffer& World::ParallelState::this_thread_buffer() {
 void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::uint32_t end) {
     static_cast<void>(phase.load(std::memory_order_acquire));  // (for TSan: see `phase`)
     detail::ParallelBuffer& buffer = this_thread_buffer();
+#ifdef EBT_TASK_PROBE
+    const std::int64_t probe_start = probe::now_ns();
+    const auto probe_ticked = buffer.metrics.agents_stepped;
+#endif
     {
         TaskScope task{buffer, begin};  // (kept before the release below, which publishes it)
         // The frame's published shared changes reach this range's agents first, as they reached every
@@ -160,6 +165,13 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
             i = next_slot(static_cast<std::uint32_t>(word_end));
         }
     }
+#ifdef EBT_TASK_PROBE
+    {
+        const int t = tbb::this_task_arena::current_thread_index();
+        probe::store().task(probe::TaskNote{probe_start, probe::now_ns(), static_cast<std::uint32_t>(t < 0 ? 0 : t), begin, end,
+                                            static_cast<std::uint32_t>(buffer.metrics.agents_stepped - probe_ticked)});
+    }
+#endif
     tasks_done.fetch_add(1, std::memory_order_acq_rel);
 }
 
@@ -378,7 +390,12 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
     // listeners, an input observer (a recorder hears lifecycle events and direct agent calls) or
     // ChangeBus slots, the phase runs on this thread, in slot order; so do small frames.
     // The rules (refusals, buffering) are the same either way.
-    const bool on_this_thread = awake < p.inline_below || !listeners_.empty() || input_observer_ != nullptr ||
+#ifdef EBT_TASK_PROBE
+    static const bool probe_inline = std::getenv("EBT_PROBE_INLINE") != nullptr;  // the parallel code, one thread
+#else
+    constexpr bool probe_inline = false;
+#endif
+    const bool on_this_thread = probe_inline || awake < p.inline_below || !listeners_.empty() || input_observer_ != nullptr ||
                                 detail::EngineAccess::has_slots(*bus_);
     parallel_phase_ = true;
     struct PhaseScope {
@@ -395,7 +412,13 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
         // A step list is all agents to tick: its places are cut by `grain`. Slots by how many are awake.
         const std::size_t grain = listed ? p.grain : p.slots_per_task(n, awake);
         p.last_grain = grain;
+#ifdef EBT_TASK_PROBE
+        const std::int64_t probe_start = probe::now_ns();
+#endif
         p.arena.execute([&task, n, grain] { tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, grain), task); });
+#ifdef EBT_TASK_PROBE
+        probe::store().phases.push_back(probe::PhaseNote{probe_start, probe::now_ns(), grain, n, awake});
+#endif
         static_cast<void>(p.tasks_done.load(std::memory_order_acquire));
     }
     parallel_phase_ = false;
