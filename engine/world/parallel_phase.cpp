@@ -141,6 +141,10 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
             const std::uint32_t awake = world.next_awake(from, end);
             return next_routed < routed.size() ? std::min(awake, routed[next_routed]) : awake;
         };
+        // The thread's current tick for every agent of this task (tick_one moves its slot along): set
+        // once here rather than around each agent's tick. Between two ticks only this loop runs.
+        detail::ParallelTick tick{&world, 0, &buffer};
+        TickScope tick_scope(tick);
         // The choice the serial loop makes, a word of awake bits (64 slots) at a time, over this task's
         // slots only. Nothing changes an awake bit during the phase (wakes of other agents wait for
         // the apply), so a word read once stays right.
@@ -159,7 +163,7 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                     continue;
                 }
                 if (slot_schedule.interval > 1 && (world.frame_ + index) % slot_schedule.interval != 0) continue;  // LOD (lod_frame)
-                tick_one(world, index, buffer);
+                tick_one(world, index, buffer, tick);
             }
             if (word_end >= end) break;
             i = next_slot(static_cast<std::uint32_t>(word_end));
@@ -180,24 +184,28 @@ void World::ParallelState::tick_listed(World& world, std::size_t begin, std::siz
     detail::ParallelBuffer& buffer = this_thread_buffer();
     {
         TaskScope task{buffer, static_cast<std::uint32_t>(begin)};
-        for (std::size_t pos = begin; pos < end; ++pos) tick_one(world, step_list[pos], buffer);
+        detail::ParallelTick tick{&world, 0, &buffer};  // (as in tick_slots)
+        TickScope tick_scope(tick);
+        for (std::size_t pos = begin; pos < end; ++pos) tick_one(world, step_list[pos], buffer, tick);
     }
     tasks_done.fetch_add(1, std::memory_order_acq_rel);
 }
 
-void World::ParallelState::tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer) {
-    detail::ParallelTick tick{&world, index, &buffer};
-    TickScope scope(tick);
+inline void World::ParallelState::tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer,
+                                           detail::ParallelTick& tick) {
+    tick.slot = index;
+    const Agent* agent = nullptr;
     try {
-        world.tick_slot(index, buffer.metrics);
+        agent = &world.tick_slot(index, buffer.metrics);
     } catch (...) {
         buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});
         throw;
     }
-    settle_after_tick(world, index, buffer);
+    settle_after_tick(world, index, *agent, buffer);
 }
 
-void World::ParallelState::settle_after_tick(World& world, std::uint32_t index, detail::ParallelBuffer& buffer) {
+inline void World::ParallelState::settle_after_tick(World& world, std::uint32_t index, const Agent& agent,
+                                                    detail::ParallelBuffer& buffer) {
     // Decided here, while the agent is in this thread's cache. Nothing else in the phase can take its
     // pending work away or give it a deadline (only its own tick could), so what it has now is what the
     // apply would find; and no one else touches its slot's timer record until the phase ends (arming
@@ -206,7 +214,7 @@ void World::ParallelState::settle_after_tick(World& world, std::uint32_t index, 
         buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});
         return;
     }
-    const Agent& a = *world.slot(index).agent;
+    const Agent& a = agent;
     if (a.has_pending_work()) return;  // stays awake: nothing for the apply
     // schedule_after_step's decisions, the slot's own part of them done here.
     const TimePoint due = world.sleep_due(a);

@@ -128,8 +128,10 @@ struct World::ParallelState {
     void finish_routes(World& world, bool phase_threw);
     /// The current thread's buffer (the calling thread's, outside the arena, is the first).
     detail::ParallelBuffer& this_thread_buffer();
-    /// One agent's tick on the current thread, then settle_after_tick.
-    void tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer);
+    /// One agent's tick on the current thread, then settle_after_tick. `tick` is the thread's current
+    /// tick (detail::parallel_tick()), set up once by the task for all its agents: this moves its slot to
+    /// `index` (what World::agent and on_agent_wake check during the tick).
+    void tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer, detail::ParallelTick& tick);
     /// What the apply still has to do for an agent after its tick.
     enum AfterTick : std::uint8_t {
         kStaysAwake = 0,       // live with work pending: nothing (and nothing is noted)
@@ -139,10 +141,10 @@ struct World::ParallelState {
         kWoken = 4,            // asleep when the phase began, woken by its task's routing: set its awake
                                // bit (noted before its tick's own record, so that the two apply in turn)
     };
-    /// Right after the tick of slot `index` (on the ticking thread): for an agent going to sleep,
+    /// Right after the tick of slot `index`, whose agent is `agent` (on the ticking thread): for an agent going to sleep,
     /// does the part of schedule_after_step that touches only its own slot (its timer record, a new
     /// stamp) and notes the rest (its awake bit, the timer heap) in buffer.agents for the apply.
-    void settle_after_tick(World& world, std::uint32_t index, detail::ParallelBuffer& buffer);
+    void settle_after_tick(World& world, std::uint32_t index, const Agent& agent, detail::ParallelBuffer& buffer);
     /// Whether this frame's publish may leave routing to the tasks: nothing but the World's own router
     /// can see a change before the phase (no bus slots, no world listener or input observer, no other
     /// slot on the blackboards that publish) and no budget chooses agents before it.

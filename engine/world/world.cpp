@@ -729,7 +729,11 @@ bool World::stays_awake(std::uint32_t index) const noexcept {
     return schedule(index).state == State::Live && slot(index).agent->has_pending_work();
 }
 
-void World::tick_slot(std::uint32_t index, FrameMetrics& m) { tick_agent(slot(index), m); }
+const Agent& World::tick_slot(std::uint32_t index, FrameMetrics& m) {
+    Slot& s = slot(index);
+    tick_agent(s, m);
+    return *s.agent;
+}
 
 void World::schedule_after_step(std::uint32_t index) {
     if (schedule(index).state != State::Live) {

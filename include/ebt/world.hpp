@@ -422,7 +422,10 @@ private:
     /// earlier tick included. Returns true when the budget stopped it (cursor_ is then where).
     bool step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
     void step_slot(std::uint32_t slot, FrameMetrics& m);
-    void tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick; the rest is schedule_after_step
+    // step_slot's tick (the rest is schedule_after_step), for a parallel task: returns the agent ticked
+    // (still there after the tick: agents are freed at the end of the frame), so that the task need not
+    // look its slot up again to settle it.
+    const Agent& tick_slot(std::uint32_t slot, FrameMetrics& m);
     void tick_agent(Slot& s, FrameMetrics& m);            // tick_slot, the slot's address known
     /// After its tick: the agent is live with work pending, so it stays awake and needs no scheduling.
     bool stays_awake(std::uint32_t slot) const noexcept;
