@@ -115,7 +115,13 @@ World::ParallelState::ParallelState(std::uint32_t threads)
                         ? std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads)
                         : nullptr),
       arena(static_cast<int>(threads)), buffers(threads), grain(kGrain), awake_per_task(kAwakePerTask), inline_below(kInlineBelow),
-      route_span_limit(kRouteSpanLimit) {}
+      route_span_limit(kRouteSpanLimit) {
+    // No line written by two threads in the phase: each thread's buffer (its counters and its
+    // tasks_done) starts a line of its own, and this state, which the tasks only read, ends with
+    // `phase` alone on its line (docs/benchmarks.md, "Seventh pass").
+    static_assert(alignof(detail::ParallelBuffer) == 64 && sizeof(detail::ParallelBuffer) % 64 == 0);
+    static_assert(alignof(ParallelState) == 64 && sizeof(ParallelState) % 64 == 0);
+}
 
 detail::ParallelBuffer& World::ParallelState::this_thread_buffer() {
     const int thread = tbb::this_task_arena::current_thread_index();
@@ -176,7 +182,7 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                                             static_cast<std::uint32_t>(buffer.metrics.agents_stepped - probe_ticked)});
     }
 #endif
-    tasks_done.fetch_add(1, std::memory_order_acq_rel);
+    buffer.note_task_done();
 }
 
 void World::ParallelState::tick_listed(World& world, std::size_t begin, std::size_t end) {
@@ -188,7 +194,7 @@ void World::ParallelState::tick_listed(World& world, std::size_t begin, std::siz
         TickScope tick_scope(tick);
         for (std::size_t pos = begin; pos < end; ++pos) tick_one(world, step_list[pos], buffer, tick);
     }
-    tasks_done.fetch_add(1, std::memory_order_acq_rel);
+    buffer.note_task_done();
 }
 
 inline void World::ParallelState::tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer,
@@ -415,7 +421,6 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
         else p.tick_slots(*this, 0, count);
     } else {
         p.phase.fetch_add(1, std::memory_order_release);
-        p.tasks_done.store(0, std::memory_order_relaxed);
         const ParallelState::TickTask task{&p, this, listed};
         // A step list is all agents to tick: its places are cut by `grain`. Slots by how many are awake.
         const std::size_t grain = listed ? p.grain : p.slots_per_task(n, awake);
@@ -427,7 +432,7 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
 #ifdef EBT_TASK_PROBE
         probe::store().phases.push_back(probe::PhaseNote{probe_start, probe::now_ns(), grain, n, awake});
 #endif
-        static_cast<void>(p.tasks_done.load(std::memory_order_acquire));
+        for (const detail::ParallelBuffer& buffer : p.buffers) static_cast<void>(buffer.tasks_done.load(std::memory_order_acquire));
     }
     parallel_phase_ = false;
     for (const detail::ParallelBuffer& buffer : p.buffers) {

@@ -83,6 +83,13 @@ struct alignas(64) ParallelBuffer {
     std::vector<std::uint32_t> routed_awake;      // the current task's agents woken by its routing, sorted
     std::vector<std::uint32_t> routes_with_gone;  // routes whose lists hold agents that left (cleaned after)
     std::int64_t timers_live_change = 0;       // armed timers gained (+) and lost (-) by this thread's agents
+    /// Tasks this thread ran, ever: each task publishes the buffer with a release store that the calling
+    /// thread acquires after the phase (for ThreadSanitizer; see World::ParallelState::phase). Per thread,
+    /// in its own buffer, so that no line is written by two threads in the phase (it was one counter of
+    /// the ParallelState, next to `phase`, which every task reads: docs/benchmarks.md, "Seventh pass").
+    std::atomic<std::uint64_t> tasks_done{0};
+    /// After a task of this thread (only this thread writes it during a phase).
+    void note_task_done() { tasks_done.store(tasks_done.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
     void clear() {
         metrics = FrameMetrics{};
         timers_live_change = 0;
@@ -192,9 +199,9 @@ struct World::ParallelState {
     std::vector<std::uint32_t> shared_written_list;     // the ones set in shared_written_in_apply
     // ThreadSanitizer cannot see the synchronization inside a oneTBB built without it: the phase
     // publishes its inputs with a release store that each task acquires, and each task publishes
-    // its buffers with a release increment that the calling thread acquires after the phase.
-    std::atomic<std::uint64_t> phase{0};          // phases started
-    std::atomic<std::uint64_t> tasks_done{0};
+    // its buffer with a release store (ParallelBuffer::tasks_done) that the calling thread acquires
+    // after the phase. On a line of its own: the tasks only read it, nothing they write shares it.
+    alignas(64) std::atomic<std::uint64_t> phase{0};  // phases started
 };
 
 }  // namespace ebt
