@@ -83,13 +83,15 @@ struct alignas(64) ParallelBuffer {
     std::vector<std::uint32_t> routed_awake;      // the current task's agents woken by its routing, sorted
     std::vector<std::uint32_t> routes_with_gone;  // routes whose lists hold agents that left (cleaned after)
     std::int64_t timers_live_change = 0;       // armed timers gained (+) and lost (-) by this thread's agents
-    /// Tasks this thread ran, ever: each task publishes the buffer with a release store that the calling
-    /// thread acquires after the phase (for ThreadSanitizer; see World::ParallelState::phase). Per thread,
-    /// in its own buffer, so that no line is written by two threads in the phase (it was one counter of
-    /// the ParallelState, next to `phase`, which every task reads: docs/benchmarks.md, "Seventh pass").
+    /// Tasks run with this buffer, ever: each task publishes the buffer with a release increment that the
+    /// calling thread acquires after the phase (for ThreadSanitizer; see World::ParallelState::phase).
+    /// Per buffer, so that no line is written by two threads in the phase (it was one counter of the
+    /// ParallelState, next to `phase`, which every task reads: docs/benchmarks.md, "Seventh pass").
+    /// A read-modify-write, not a store: an arena slot (and so this buffer) can pass to another thread
+    /// within a phase, and only an RMW keeps the earlier thread's release in the sequence acquired.
     std::atomic<std::uint64_t> tasks_done{0};
-    /// After a task of this thread (only this thread writes it during a phase).
-    void note_task_done() { tasks_done.store(tasks_done.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+    /// After a task that used this buffer.
+    void note_task_done() { tasks_done.fetch_add(1, std::memory_order_acq_rel); }
     void clear() {
         metrics = FrameMetrics{};
         timers_live_change = 0;
