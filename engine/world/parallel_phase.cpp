@@ -5,6 +5,7 @@
 // does not depend on the thread count (docs/world.md, "Threads").
 #include "world/parallel_state.hpp"
 #include "world/world_slot.hpp"
+#include "world/task_probe.hpp"
 
 #include <ebt/signals.hpp>
 #include <ebt/detail/engine_access.hpp>
@@ -114,7 +115,13 @@ World::ParallelState::ParallelState(std::uint32_t threads)
                         ? std::make_unique<tbb::global_control>(tbb::global_control::max_allowed_parallelism, threads)
                         : nullptr),
       arena(static_cast<int>(threads)), buffers(threads), grain(kGrain), awake_per_task(kAwakePerTask), inline_below(kInlineBelow),
-      route_span_limit(kRouteSpanLimit) {}
+      route_span_limit(kRouteSpanLimit) {
+    // No line written by two threads in the phase: each thread's buffer (its counters and its
+    // tasks_done) starts a line of its own, and this state, which the tasks only read, ends with
+    // `phase` alone on its line (docs/benchmarks.md, "Seventh pass").
+    static_assert(alignof(detail::ParallelBuffer) == 64 && sizeof(detail::ParallelBuffer) % 64 == 0);
+    static_assert(alignof(ParallelState) == 64 && sizeof(ParallelState) % 64 == 0);
+}
 
 detail::ParallelBuffer& World::ParallelState::this_thread_buffer() {
     const int thread = tbb::this_task_arena::current_thread_index();
@@ -124,6 +131,10 @@ detail::ParallelBuffer& World::ParallelState::this_thread_buffer() {
 void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::uint32_t end) {
     static_cast<void>(phase.load(std::memory_order_acquire));  // (for TSan: see `phase`)
     detail::ParallelBuffer& buffer = this_thread_buffer();
+#ifdef EBT_TASK_PROBE
+    const std::int64_t probe_start = probe::now_ns();
+    const auto probe_ticked = buffer.metrics.agents_stepped;
+#endif
     {
         TaskScope task{buffer, begin};  // (kept before the release below, which publishes it)
         // The frame's published shared changes reach this range's agents first, as they reached every
@@ -136,6 +147,10 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
             const std::uint32_t awake = world.next_awake(from, end);
             return next_routed < routed.size() ? std::min(awake, routed[next_routed]) : awake;
         };
+        // The thread's current tick for every agent of this task (tick_one moves its slot along): set
+        // once here rather than around each agent's tick. Between two ticks only this loop runs.
+        detail::ParallelTick tick{&world, 0, &buffer};
+        TickScope tick_scope(tick);
         // The choice the serial loop makes, a word of awake bits (64 slots) at a time, over this task's
         // slots only. Nothing changes an awake bit during the phase (wakes of other agents wait for
         // the apply), so a word read once stays right.
@@ -154,13 +169,20 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                     continue;
                 }
                 if (slot_schedule.interval > 1 && (world.frame_ + index) % slot_schedule.interval != 0) continue;  // LOD (lod_frame)
-                tick_one(world, index, buffer);
+                tick_one(world, index, buffer, tick);
             }
             if (word_end >= end) break;
             i = next_slot(static_cast<std::uint32_t>(word_end));
         }
     }
-    tasks_done.fetch_add(1, std::memory_order_acq_rel);
+#ifdef EBT_TASK_PROBE
+    {
+        const int t = tbb::this_task_arena::current_thread_index();
+        probe::store().task(probe::TaskNote{probe_start, probe::now_ns(), static_cast<std::uint32_t>(t < 0 ? 0 : t), begin, end,
+                                            static_cast<std::uint32_t>(buffer.metrics.agents_stepped - probe_ticked)});
+    }
+#endif
+    buffer.note_task_done();
 }
 
 void World::ParallelState::tick_listed(World& world, std::size_t begin, std::size_t end) {
@@ -168,27 +190,30 @@ void World::ParallelState::tick_listed(World& world, std::size_t begin, std::siz
     detail::ParallelBuffer& buffer = this_thread_buffer();
     {
         TaskScope task{buffer, static_cast<std::uint32_t>(begin)};
-        for (std::size_t pos = begin; pos < end; ++pos) tick_one(world, step_list[pos], buffer);
+        detail::ParallelTick tick{&world, 0, &buffer};  // (as in tick_slots)
+        TickScope tick_scope(tick);
+        for (std::size_t pos = begin; pos < end; ++pos) tick_one(world, step_list[pos], buffer, tick);
     }
-    tasks_done.fetch_add(1, std::memory_order_acq_rel);
+    buffer.note_task_done();
 }
 
-void World::ParallelState::tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer) {
-    detail::ParallelTick tick{&world, index, &buffer};
-    TickScope scope(tick);
-    bool quiet = false;
+inline void World::ParallelState::tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer,
+                                           detail::ParallelTick& tick) {
+    tick.slot = index;
+    SlotTick done;
     try {
-        quiet = world.tick_slot(index, buffer.metrics);
+        done = world.tick_slot(index, buffer.metrics);
     } catch (...) {
         buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});
         throw;
     }
     // After a quiet tick (Runtime::world_tick) the agent is live with its running action queued: it
     // stays awake, which is what settle_after_tick would find (nothing for the apply).
-    if (!quiet) settle_after_tick(world, index, buffer);
+    if (!done.quiet) settle_after_tick(world, index, *done.agent, buffer);
 }
 
-void World::ParallelState::settle_after_tick(World& world, std::uint32_t index, detail::ParallelBuffer& buffer) {
+inline void World::ParallelState::settle_after_tick(World& world, std::uint32_t index, const Agent& agent,
+                                                    detail::ParallelBuffer& buffer) {
     // Decided here, while the agent is in this thread's cache. Nothing else in the phase can take its
     // pending work away or give it a deadline (only its own tick could), so what it has now is what the
     // apply would find; and no one else touches its slot's timer record until the phase ends (arming
@@ -197,7 +222,7 @@ void World::ParallelState::settle_after_tick(World& world, std::uint32_t index, 
         buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});
         return;
     }
-    const Agent& a = *world.slot(index).agent;
+    const Agent& a = agent;
     if (a.has_pending_work()) return;  // stays awake: nothing for the apply
     // schedule_after_step's decisions, the slot's own part of them done here.
     const TimePoint due = world.sleep_due(a);
@@ -381,7 +406,12 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
     // listeners, an input observer (a recorder hears lifecycle events and direct agent calls) or
     // ChangeBus slots, the phase runs on this thread, in slot order; so do small frames.
     // The rules (refusals, buffering) are the same either way.
-    const bool on_this_thread = awake < p.inline_below || !listeners_.empty() || input_observer_ != nullptr ||
+#ifdef EBT_TASK_PROBE
+    static const bool probe_inline = std::getenv("EBT_PROBE_INLINE") != nullptr;  // the parallel code, one thread
+#else
+    constexpr bool probe_inline = false;
+#endif
+    const bool on_this_thread = probe_inline || awake < p.inline_below || !listeners_.empty() || input_observer_ != nullptr ||
                                 detail::EngineAccess::has_slots(*bus_);
     parallel_phase_ = true;
     struct PhaseScope {
@@ -393,13 +423,18 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
         else p.tick_slots(*this, 0, count);
     } else {
         p.phase.fetch_add(1, std::memory_order_release);
-        p.tasks_done.store(0, std::memory_order_relaxed);
         const ParallelState::TickTask task{&p, this, listed};
         // A step list is all agents to tick: its places are cut by `grain`. Slots by how many are awake.
         const std::size_t grain = listed ? p.grain : p.slots_per_task(n, awake);
         p.last_grain = grain;
+#ifdef EBT_TASK_PROBE
+        const std::int64_t probe_start = probe::now_ns();
+#endif
         p.arena.execute([&task, n, grain] { tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, grain), task); });
-        static_cast<void>(p.tasks_done.load(std::memory_order_acquire));
+#ifdef EBT_TASK_PROBE
+        probe::store().phases.push_back(probe::PhaseNote{probe_start, probe::now_ns(), grain, n, awake});
+#endif
+        for (const detail::ParallelBuffer& buffer : p.buffers) static_cast<void>(buffer.tasks_done.load(std::memory_order_acquire));
     }
     parallel_phase_ = false;
     for (const detail::ParallelBuffer& buffer : p.buffers) {

@@ -83,6 +83,15 @@ struct alignas(64) ParallelBuffer {
     std::vector<std::uint32_t> routed_awake;      // the current task's agents woken by its routing, sorted
     std::vector<std::uint32_t> routes_with_gone;  // routes whose lists hold agents that left (cleaned after)
     std::int64_t timers_live_change = 0;       // armed timers gained (+) and lost (-) by this thread's agents
+    /// Tasks run with this buffer, ever: each task publishes the buffer with a release increment that the
+    /// calling thread acquires after the phase (for ThreadSanitizer; see World::ParallelState::phase).
+    /// Per buffer, so that no line is written by two threads in the phase (it was one counter of the
+    /// ParallelState, next to `phase`, which every task reads: docs/benchmarks.md, "Seventh pass").
+    /// A read-modify-write, not a store: an arena slot (and so this buffer) can pass to another thread
+    /// within a phase, and only an RMW keeps the earlier thread's release in the sequence acquired.
+    std::atomic<std::uint64_t> tasks_done{0};
+    /// After a task that used this buffer.
+    void note_task_done() { tasks_done.fetch_add(1, std::memory_order_acq_rel); }
     void clear() {
         metrics = FrameMetrics{};
         timers_live_change = 0;
@@ -128,8 +137,10 @@ struct World::ParallelState {
     void finish_routes(World& world, bool phase_threw);
     /// The current thread's buffer (the calling thread's, outside the arena, is the first).
     detail::ParallelBuffer& this_thread_buffer();
-    /// One agent's tick on the current thread, then settle_after_tick.
-    void tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer);
+    /// One agent's tick on the current thread, then settle_after_tick. `tick` is the thread's current
+    /// tick (detail::parallel_tick()), set up once by the task for all its agents: this moves its slot to
+    /// `index` (what World::agent and on_agent_wake check during the tick).
+    void tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer, detail::ParallelTick& tick);
     /// What the apply still has to do for an agent after its tick.
     enum AfterTick : std::uint8_t {
         kStaysAwake = 0,       // live with work pending: nothing (and nothing is noted)
@@ -139,10 +150,10 @@ struct World::ParallelState {
         kWoken = 4,            // asleep when the phase began, woken by its task's routing: set its awake
                                // bit (noted before its tick's own record, so that the two apply in turn)
     };
-    /// Right after the tick of slot `index` (on the ticking thread): for an agent going to sleep,
+    /// Right after the tick of slot `index`, whose agent is `agent` (on the ticking thread): for an agent going to sleep,
     /// does the part of schedule_after_step that touches only its own slot (its timer record, a new
     /// stamp) and notes the rest (its awake bit, the timer heap) in buffer.agents for the apply.
-    void settle_after_tick(World& world, std::uint32_t index, detail::ParallelBuffer& buffer);
+    void settle_after_tick(World& world, std::uint32_t index, const Agent& agent, detail::ParallelBuffer& buffer);
     /// Whether this frame's publish may leave routing to the tasks: nothing but the World's own router
     /// can see a change before the phase (no bus slots, no world listener or input observer, no other
     /// slot on the blackboards that publish) and no budget chooses agents before it.
@@ -190,9 +201,9 @@ struct World::ParallelState {
     std::vector<std::uint32_t> shared_written_list;     // the ones set in shared_written_in_apply
     // ThreadSanitizer cannot see the synchronization inside a oneTBB built without it: the phase
     // publishes its inputs with a release store that each task acquires, and each task publishes
-    // its buffers with a release increment that the calling thread acquires after the phase.
-    std::atomic<std::uint64_t> phase{0};          // phases started
-    std::atomic<std::uint64_t> tasks_done{0};
+    // its buffer with a release store (ParallelBuffer::tasks_done) that the calling thread acquires
+    // after the phase. On a line of its own: the tasks only read it, nothing they write shares it.
+    alignas(64) std::atomic<std::uint64_t> phase{0};  // phases started
 };
 
 }  // namespace ebt

@@ -775,7 +775,11 @@ bool World::stays_awake(std::uint32_t index) const noexcept {
     return schedule(index).state == State::Live && slot(index).agent->has_pending_work();
 }
 
-bool World::tick_slot(std::uint32_t index, FrameMetrics& m) { return tick_agent(slot(index), m); }
+World::SlotTick World::tick_slot(std::uint32_t index, FrameMetrics& m) {
+    Slot& s = slot(index);
+    const bool quiet = tick_agent(s, m);
+    return {&*s.agent, quiet};
+}
 
 void World::schedule_after_step(std::uint32_t index) {
     if (schedule(index).state != State::Live) {

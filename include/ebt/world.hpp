@@ -437,7 +437,15 @@ private:
     /// earlier tick included. Returns true when the budget stopped it (cursor_ is then where).
     bool step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
     void step_slot(std::uint32_t slot, Slot& s, FrameMetrics& m);  // `s`: slot(slot)
-    bool tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick (true: a quiet one); the rest is schedule_after_step
+    /// What a parallel task's tick of a slot leaves (tick_slot): the agent ticked (still there after the
+    /// tick: agents are freed at the end of the frame, so the task need not look its slot up again to
+    /// settle it) and whether the tick was a quiet one (Runtime::world_tick: the agent stays awake with
+    /// nothing for the apply, so there is nothing to settle).
+    struct SlotTick {
+        const Agent* agent = nullptr;
+        bool quiet = false;
+    };
+    SlotTick tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick; the rest is schedule_after_step
     bool tick_agent(Slot& s, FrameMetrics& m);            // tick_slot, the slot's address known; true: a quiet tick
     /// After its tick: the agent is live with work pending, so it stays awake and needs no scheduling.
     bool stays_awake(std::uint32_t slot) const noexcept;
