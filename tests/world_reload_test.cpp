@@ -5,6 +5,7 @@
 // asked for during a frame is applied (at its end), and that a bad new definition changes nothing.
 #include "support/both_modes.hpp"
 #include "support/trace_recorder.hpp"
+#include "support/input_observer.hpp"
 
 #include <ebt/ebt.hpp>
 #include <ebt/snapshot.hpp>
@@ -706,18 +707,7 @@ TEST_CASE("world reload: refused during the parallel phase, and with an input ob
     CHECK(world.take_reload_reports().empty());
     CHECK(world.at(agents[0]).tree().schema().find("ammo") == kNoKey);
 
-    struct Observer : WorldInputObserver {
-        void on_step(Duration) override {}
-        void on_publish() override {}
-        void on_step_end(const FrameMetrics&) override {}
-        void on_spawn(AgentHandle, const Tree&, const SpawnOptions&) override {}
-        void on_despawn(AgentHandle) override {}
-        void on_resume(const ResumeHandle&, Status, bool) override {}
-        void on_abort(AgentHandle) override {}
-        void on_tick_interval(AgentHandle, std::uint32_t) override {}
-        void on_agent_budget(std::uint32_t) override {}
-        void on_create_shared(SharedBlackboard&) override {}
-    } observer;
+    test::SilentInputObserver observer;
     world.set_input_observer(&observer);
     CHECK_THROWS_WITH_AS(world.reload(v2),
                          "World::reload(): the world has an input observer (a recorder), and a recording cannot hold a reload",

@@ -3,6 +3,7 @@
 #include "guard_scenario.hpp"
 #include "support/trace_recorder.hpp"
 #include "support/waiting_world.hpp"
+#include "support/input_observer.hpp"
 
 #include <ebt/detail/engine_access.hpp>  // tick_numbered
 #include <ebt/limits.hpp>
@@ -606,22 +607,13 @@ TEST_CASE("world: an input observer that throws during a step (after the publish
     // A recorder that cannot write its file throws out of the world's call: here after_publish in
     // frame 1, after a change slot of the publish spawned an agent and despawned another. No agent
     // was ticked in frame 1; the spawn has joined and the despawned agent is freed when step() throws.
-    struct Observer final : WorldInputObserver {
+    struct Observer final : test::SilentInputObserver {
         bool fail = false;
         int step_ends = 0;
-        void on_step(Duration) override {}
-        void on_publish() override {}
         void after_publish() override {
             if (std::exchange(fail, false)) throw std::runtime_error("the recording's file is full");
         }
         void on_step_end(const FrameMetrics&) override { ++step_ends; }
-        void on_spawn(AgentHandle, const Tree&, const SpawnOptions&) override {}
-        void on_despawn(AgentHandle) override {}
-        void on_resume(const ResumeHandle&, Status, bool) override {}
-        void on_abort(AgentHandle) override {}
-        void on_tick_interval(AgentHandle, std::uint32_t) override {}
-        void on_agent_budget(std::uint32_t) override {}
-        void on_create_shared(SharedBlackboard&) override {}
     } observer;
     std::vector<std::string> log;
     World world;
