@@ -7,6 +7,8 @@
 #include "guard_scenario.hpp"
 #include "support/trace_recorder.hpp"
 
+#include "world/state_block_pool.hpp"  // StateBlockPool::blocks_per_page
+
 #include <ebt/detail/engine_access.hpp>
 #include <ebt/snapshot.hpp>
 
@@ -341,10 +343,20 @@ TEST_CASE("world storage: a restored world's agents move into its pool, strings 
     restore_world(restored, trees, save_world(saved));
     REQUIRE(restored.handles() == saved.handles());
     CHECK(side_by_side(restored, guards));
-    // Laid out as spawning them placed them (side by side within each page of the pool).
+    // Laid out as spawning them placed them: side by side within each page of the pool. (Whether one
+    // page happens to follow another in memory is the allocator's choice, in either world: not checked.)
+    const std::size_t per_page = detail::StateBlockPool::blocks_per_page(block_bytes(saved.at(labelled[0])));
     const std::vector<bool> spawned_layout = adjacency(saved, labelled);
-    CHECK(std::count(spawned_layout.begin(), spawned_layout.end(), true) >= 20);
-    CHECK(adjacency(restored, labelled) == spawned_layout);
+    const std::vector<bool> restored_layout = adjacency(restored, labelled);
+    std::size_t pairs_within_pages = 0;
+    for (std::size_t i = 1; i < labelled.size(); ++i) {
+        if (labelled[i].index / per_page != labelled[i - 1].index / per_page) continue;
+        ++pairs_within_pages;
+        CAPTURE(i);
+        CHECK(spawned_layout[i - 1]);
+        CHECK(restored_layout[i - 1]);
+    }
+    CHECK(pairs_within_pages >= 20);
     for (std::size_t i = 0; i < labelled.size(); ++i) {
         CAPTURE(i);
         const Blackboard& bb = restored.at(labelled[i]).blackboard();

@@ -18,8 +18,7 @@ StateBlockPool::SizeClass& StateBlockPool::size_class(std::size_t bytes) {
         if (c.bytes == bytes) return c;
     SizeClass c;
     c.bytes = bytes;
-    const std::size_t per_page = std::bit_floor(std::clamp<std::size_t>(kPageBytes / bytes, 1, kMaxBlocksPerPage));
-    c.page_shift = static_cast<std::uint32_t>(std::countr_zero(per_page));
+    c.page_shift = static_cast<std::uint32_t>(std::countr_zero(blocks_per_page(bytes)));
     classes_.push_back(std::move(c));
     return classes_.back();
 }

@@ -12,6 +12,8 @@
 // and destructor (through AgentHost). Private to the engine.
 #pragma once
 
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -26,6 +28,13 @@ public:
     void* allocate(std::uint32_t slot, std::size_t bytes);
     /// Gives back the block allocate(slot, bytes) returned; a page whose blocks are all free is freed.
     void release(std::uint32_t slot, std::size_t bytes, void* block) noexcept;
+
+    /// How many blocks of `bytes` one page holds: a power of two n, so that slots [k·n, k·n + n) share
+    /// page k and their blocks lie side by side in slot order (where one page ends and the next begins
+    /// is the allocator's choice).
+    static std::size_t blocks_per_page(std::size_t bytes) noexcept {
+        return std::bit_floor(std::clamp<std::size_t>(kPageBytes / bytes, 1, kMaxBlocksPerPage));
+    }
 
     /// Bytes of pages allocated (for tests and memory reports).
     std::size_t page_bytes() const noexcept;
