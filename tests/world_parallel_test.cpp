@@ -18,6 +18,7 @@
 #include <ebt/snapshot.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -39,6 +40,27 @@ struct ebt::WorldParallelTestAccess {
     }
     /// The grain the last phase on the threads cut its slots by.
     static std::size_t last_grain(const World& world) { return world.parallel_->last_grain; }
+    /// What is wrong with the world's awake set, or "": its count must be the number of bits set, and a
+    /// word's summary bit must be set exactly when the word is not zero (as one thread keeps them).
+    static std::string awake_set_errors(const World& world) {
+        std::string errors;
+        std::uint64_t bits = 0;
+        for (std::size_t w = 0; w < world.awake_.size(); ++w) {
+            bits += static_cast<std::uint64_t>(std::popcount(world.awake_[w]));
+            const bool summary = w / 64 < world.awake_words_.size() && (world.awake_words_[w / 64] >> (w % 64)) & 1;
+            if (summary != (world.awake_[w] != 0)) errors += "word " + std::to_string(w) + "'s summary bit is " + (summary ? "set; " : "clear; ");
+        }
+        if (bits != world.awake_count_)
+            errors += "count " + std::to_string(world.awake_count_) + " for " + std::to_string(bits) + " bits set; ";
+        return errors;
+    }
+    /// Awake bits the last phase's tasks cleared themselves (put_to_sleep_in_task), 0 with one thread.
+    static std::uint64_t cleared_in_tasks(const World& world) {
+        std::uint64_t n = 0;
+        if (world.parallel_)
+            for (const auto& buffer : world.parallel_->buffers) n += buffer.awake_cleared;
+        return n;
+    }
 };
 
 namespace {
@@ -97,6 +119,7 @@ struct Outcome {
     std::uint64_t stepped = 0, updated = 0, guards = 0, events = 0, timers = 0, waiting = 0;
     std::vector<std::uint64_t> snapshots;  // save_world() after every frame, hashed (when asked for)
     std::size_t most_timer_entries = 0;    // the largest timer heap seen after a frame
+    std::uint64_t cleared_in_tasks = 0;    // awake bits the phases' tasks cleared themselves (not compared)
 };
 
 /// Checks that a run at several threads (`many`) gave everything the run at one thread (`one`) gave.
@@ -116,12 +139,15 @@ void check_same_run(const Outcome& many, const Outcome& one) {
 /// keys, resumes suspended runs, despawns and spawns, all from the seed.
 /// With `sleepy`, its trees are sleepy_tree()s, and with `save_every_frame` the world is saved after
 /// every frame. With a `budget`, the world steps at most that many agents a frame (round robin), but
-/// none from frame 10 to 14, which steps them all.
+/// none from frame 10 to 14, which steps them all. With several threads, the phase's tasks are ranges
+/// of `grain` slots (or places), and frames of fewer than 2 * grain awake agents tick on the calling
+/// thread; the awake set is checked after every frame.
 Outcome run_random_world(std::uint64_t seed, Mode mode, std::uint32_t threads, int agents, int frames,
-                         bool save_every_frame = false, bool sleepy = false, std::uint32_t budget = 0) {
+                         bool save_every_frame = false, bool sleepy = false, std::uint32_t budget = 0,
+                         std::uint32_t grain = 4) {
     World world(WorldOptions{.threads = threads});
     world.set_agent_budget(budget);
-    if (threads > 1) WorldParallelTestAccess::set_grain(world, 4);
+    if (threads > 1) WorldParallelTestAccess::set_grain(world, grain);
     SharedBlackboard* teams[2] = {&world.create_shared("red"), &world.create_shared("blue")};
     const auto make_tree = [sleepy](std::uint64_t s) { return sleepy ? sleepy_tree(s) : random_tree(s); };
     const Tree trees[3] = {make_tree(seed * 3), make_tree(seed * 3 + 1), make_tree(seed * 3 + 2)};
@@ -163,6 +189,8 @@ Outcome run_random_world(std::uint64_t seed, Mode mode, std::uint32_t threads, i
         out.timers += m.timers_fired;
         out.hashes.push_back(world.state_hash());
         out.most_timer_entries = std::max(out.most_timer_entries, world.timer_entries());
+        out.cleared_in_tasks += WorldParallelTestAccess::cleared_in_tasks(world);
+        CHECK(WorldParallelTestAccess::awake_set_errors(world) == "");
         if (save_every_frame) {
             const std::vector<std::byte> bytes = save_world(world);
             detail::Fnv1a h;
@@ -216,6 +244,35 @@ TEST_CASE("world parallel: agents going to sleep after their tick get the same a
                 const Outcome many = run_random_world(seed, mode, threads, agents, 40, true, true);
                 check_same_run(many, one);
                 CHECK(many.most_timer_entries <= 2 * agents + 64);
+            }
+        }
+    }
+}
+
+TEST_CASE("world parallel: tasks holding whole words of awake bits put their sleepers out themselves, with the same answer as one thread") {
+    // A grain that is a multiple of 64 (the default's 256 is) cuts the slots into ranges of whole words
+    // of awake bits: each task clears the bits of the agents it puts to sleep, and the apply only
+    // corrects the count and the words' summary bits. A grain of 96 splits words between tasks:
+    // the words a range holds whole go the first way, the others through the apply. Either way the
+    // awake set (checked after every frame), the snapshots, traces and hashes are one thread's.
+    const int agents = 300;
+    for (const std::uint32_t grain : {64u, 96u}) {
+        CAPTURE(grain);
+        for (std::uint64_t seed = 31; seed <= 32; ++seed) {
+            CAPTURE(seed);
+            for (const Mode mode : {Mode::Polling, Mode::Event}) {
+                CAPTURE(mode == Mode::Event);
+                const Outcome one = run_random_world(seed, mode, 1, agents, 40, true, true);
+                CHECK(one.cleared_in_tasks == 0);
+                for (const std::uint32_t threads : thread_counts()) {
+                    if (threads == 1) continue;
+                    CAPTURE(threads);
+                    const Outcome many = run_random_world(seed, mode, threads, agents, 40, true, true, 0, grain);
+                    check_same_run(many, one);
+                    // The tasks' own path was taken (polling agents never sleep: they stay awake).
+                    if (mode == Mode::Event) CHECK(many.cleared_in_tasks > 0);
+                    else CHECK(many.cleared_in_tasks == 0);
+                }
             }
         }
     }
@@ -797,6 +854,7 @@ struct AlarmWorld {
         guards += m.guards_evaluated;
         events += m.events_handled;
         hashes.push_back(world.state_hash());
+        CHECK(WorldParallelTestAccess::awake_set_errors(world) == "");  // (every agent falls asleep at once in frame 0)
     }
 };
 
@@ -849,6 +907,63 @@ TEST_CASE("world parallel: published squad alarms are routed by the tasks into t
             CAPTURE(i);
             CHECK(lifecycle(w->traces[i]) == lifecycle(one->traces[i]));
         }
+    }
+}
+
+TEST_CASE("world parallel: an agent its task's routing wakes and that falls asleep again in the same tick ends the frame asleep") {
+    // 1,024 agents in 4 squads of 256 (default ranges: whole words of awake bits), asleep in a Sleep
+    // that never ends, each watching whether its squad's "mode" is 2. Frame 1 sets every squad's mode
+    // to 1: the tasks route it (the agents were asleep: woken by the routing, their bits set by the
+    // apply), the guards fail again and the agents go back to sleep in that tick. Frame 2 steps none.
+    // Frame 3 sets squad 2's mode to 2: its 256 agents switch to Respond and stay awake.
+    static const Registry registry = [] {
+        Registry r;
+        r.add_action("Respond", [](ActionContext&) { return Status::Running; });
+        r.add_latent_action("Sleep", [](ActionContext&, const ResumeHandle&) {});
+        return r;
+    }();
+    struct Run {
+        std::vector<std::uint64_t> stepped, hashes;
+        std::vector<std::string> traces;  // slots 0, 300, 600, 1,023
+    };
+    const auto run = [](std::uint32_t threads) {
+        World world(WorldOptions{.threads = threads});
+        std::vector<SharedBlackboard*> squads;
+        for (int s = 0; s < 4; ++s) squads.push_back(&world.create_shared("squad-" + std::to_string(s)));
+        const Tree tree = TreeBuilder("watchful", registry)
+                              .shared_key<int>("squad", "mode")
+                              .active_selector()
+                                  .sequence().condition(eq("squad.mode", 2)).action("Respond").back()
+                                  .action("Sleep")
+                              .back()
+                              .end();
+        std::vector<test::TraceRecorder> traces(1024);
+        for (std::size_t i = 0; i < 1024; ++i)
+            world.spawn(tree, {.listener = &traces[i], .shared = {{"squad", squads[i / 256]}}});
+        Run out;
+        for (int f = 0; f < 5; ++f) {
+            if (f == 1)
+                for (SharedBlackboard* squad : squads) squad->set("mode", 1);
+            if (f == 3) squads[2]->set("mode", 2);
+            out.stepped.push_back(world.step(50ms).agents_stepped);
+            out.hashes.push_back(world.state_hash());
+            CHECK(WorldParallelTestAccess::awake_set_errors(world) == "");
+        }
+        for (const std::size_t i : {0u, 300u, 600u, 1023u}) out.traces.push_back(lifecycle(traces[i]));
+        return out;
+    };
+    const Run one = run(1);
+    CHECK(one.stepped == std::vector<std::uint64_t>{1024, 1024, 0, 256, 256});
+    // Nodes: 0 the active selector; 1 the sequence, 2 its condition, 3 Respond; 4 Sleep.
+    const std::string asleep = "0:0:I 0:4:I ";
+    CHECK(one.traces == std::vector<std::string>{asleep, asleep, asleep + "3:4:T(Aborted) 3:1:I 3:3:I 3:3:U 4:3:U ", asleep});
+    for (const std::uint32_t threads : thread_counts()) {
+        if (threads == 1) continue;
+        CAPTURE(threads);
+        const Run many = run(threads);
+        CHECK(many.stepped == one.stepped);
+        CHECK(many.hashes == one.hashes);
+        CHECK(many.traces == one.traces);
     }
 }
 

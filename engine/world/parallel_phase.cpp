@@ -152,11 +152,15 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
         detail::ParallelTick tick{&world, 0, &buffer};
         TickScope tick_scope(tick);
         // The choice the serial loop makes, a word of awake bits (64 slots) at a time, over this task's
-        // slots only. Nothing changes an awake bit during the phase (wakes of other agents wait for
-        // the apply), so a word read once stays right.
+        // slots only. Only this task changes an awake bit of its range during the phase (its own agents
+        // going to sleep, in the words it holds whole; wakes of other agents wait for the apply), so a
+        // word read once stays right.
         for (std::uint32_t i = next_slot(begin); i < end;) {
             const std::uint32_t word = i / 64;
             const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
+            // The word's slots (those below phase_slots: the others hold no agent) are all in this
+            // task's range: no other task reads or writes the word in this phase.
+            const bool owns_word = std::uint64_t{word} * 64 >= begin && std::min<std::uint64_t>(word_end, phase_slots) <= end;
             std::uint64_t bits = world.awake_[word] & (~std::uint64_t{0} << (i % 64));  // slots i and up
             if (word_end > end) bits &= (std::uint64_t{1} << (end % 64)) - 1;           // below `end`
             for (; next_routed < routed.size() && routed[next_routed] < word_end; ++next_routed)
@@ -169,7 +173,7 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                     continue;
                 }
                 if (slot_schedule.interval > 1 && (world.frame_ + index) % slot_schedule.interval != 0) continue;  // LOD (lod_frame)
-                tick_one(world, index, buffer, tick);
+                tick_one(world, index, buffer, tick, owns_word);
             }
             if (word_end >= end) break;
             i = next_slot(static_cast<std::uint32_t>(word_end));
@@ -192,13 +196,13 @@ void World::ParallelState::tick_listed(World& world, std::size_t begin, std::siz
         TaskScope task{buffer, static_cast<std::uint32_t>(begin)};
         detail::ParallelTick tick{&world, 0, &buffer};  // (as in tick_slots)
         TickScope tick_scope(tick);
-        for (std::size_t pos = begin; pos < end; ++pos) tick_one(world, step_list[pos], buffer, tick);
+        for (std::size_t pos = begin; pos < end; ++pos) tick_one(world, step_list[pos], buffer, tick, false);
     }
     buffer.note_task_done();
 }
 
 inline void World::ParallelState::tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer,
-                                           detail::ParallelTick& tick) {
+                                           detail::ParallelTick& tick, bool owns_word) {
     tick.slot = index;
     SlotTick done;
     try {
@@ -209,11 +213,11 @@ inline void World::ParallelState::tick_one(World& world, std::uint32_t index, de
     }
     // After a quiet tick (Runtime::world_tick) the agent is live with its running action queued: it
     // stays awake, which is what settle_after_tick would find (nothing for the apply).
-    if (!done.quiet) settle_after_tick(world, index, *done.agent, buffer);
+    if (!done.quiet) settle_after_tick(world, index, *done.agent, buffer, owns_word);
 }
 
 inline void World::ParallelState::settle_after_tick(World& world, std::uint32_t index, const Agent& agent,
-                                                    detail::ParallelBuffer& buffer) {
+                                                    detail::ParallelBuffer& buffer, bool owns_word) {
     // Decided here, while the agent is in this thread's cache. Nothing else in the phase can take its
     // pending work away or give it a deadline (only its own tick could), so what it has now is what the
     // apply would find; and no one else touches its slot's timer record until the phase ends (arming
@@ -236,18 +240,31 @@ inline void World::ParallelState::settle_after_tick(World& world, std::uint32_t 
             if (s.timer_armed) --buffer.timers_live_change;
             s.timer_armed = false;
         }
-        buffer.agents.push_back(detail::AgentForApply{0, index, 0, kSleeps});
+        if (!(owns_word && put_to_sleep_in_task(world, index, buffer))) buffer.agents.push_back(detail::AgentForApply{0, index, 0, kSleeps});
         return;
     }
     SlotRecord& s = world.record(index);  // its timer fields
     if (s.timer_armed && s.timer_due == due) {  // its entry in the heap serves
-        buffer.agents.push_back(detail::AgentForApply{0, index, 0, kSleeps});
+        if (!(owns_word && put_to_sleep_in_task(world, index, buffer))) buffer.agents.push_back(detail::AgentForApply{0, index, 0, kSleeps});
         return;
     }
     if (!s.timer_armed) ++buffer.timers_live_change;  // (a re-armed one stays counted once)
     s.timer_armed = true;
     s.timer_due = due;
+    // The heap is the World's: its entry waits for the apply, in slot order. The bit may go now (the
+    // apply's clear then finds it clear).
+    if (owns_word) put_to_sleep_in_task(world, index, buffer);
     buffer.agents.push_back(detail::AgentForApply{due, index, ++s.timer_stamp, kSleepsWithTimer});
+}
+
+bool World::ParallelState::put_to_sleep_in_task(World& world, std::uint32_t index, detail::ParallelBuffer& buffer) {
+    std::uint64_t& word = world.awake_[index / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (index % 64);
+    if ((word & bit) == 0) return false;  // woken by the task's routing: its bit waits for the apply (kWoken)
+    word &= ~bit;
+    ++buffer.awake_cleared;
+    if (word == 0) buffer.emptied_words.push_back(index / 64);  // its summary bit is the apply's to clear
+    return true;
 }
 
 bool World::ParallelState::may_defer_routes(const World& world, const std::vector<std::uint32_t>& publishing) const {
@@ -400,6 +417,7 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
     ParallelState& p = *parallel_;
     for (auto& buffer : p.buffers) buffer.clear();
     const std::size_t n = listed ? p.step_list.size() : count;  // places of the step list, or slots
+    p.phase_slots = count;
     // (The agents the phase's routing may wake are counted as awake: a frame of many alarms runs on threads.)
     const std::size_t awake = listed ? p.step_list.size() : awake_count_ + p.routed_subscribers;
     // Debugging tools and game code subscribed to the bus are called from the ticks: with world
@@ -423,14 +441,25 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
         else p.tick_slots(*this, 0, count);
     } else {
         p.phase.fetch_add(1, std::memory_order_release);
-        const ParallelState::TickTask task{&p, this, listed};
-        // A step list is all agents to tick: its places are cut by `grain`. Slots by how many are awake.
-        const std::size_t grain = listed ? p.grain : p.slots_per_task(n, awake);
+        // A step list is all agents to tick: its places are cut by `grain`. Slots by how many are awake,
+        // in whole words of awake bits when the grain allows (every word but the last then belongs to one
+        // task, which puts its sleepers' bits out itself: put_to_sleep_in_task).
+        std::size_t grain = listed ? p.grain : p.slots_per_task(n, awake);
+        std::size_t unit = 1;
+        if (!listed && p.grain % 64 == 0) {
+            unit = 64;
+            grain = (grain + 63) / 64 * 64;
+        }
         p.last_grain = grain;
+        const ParallelState::TickTask task{&p, this, listed, unit, n};
 #ifdef EBT_TASK_PROBE
         const std::int64_t probe_start = probe::now_ns();
 #endif
-        p.arena.execute([&task, n, grain] { tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, grain), task); });
+        const std::size_t units = (n + unit - 1) / unit;
+        const std::size_t grain_units = grain / unit;
+        p.arena.execute([&task, units, grain_units] {
+            tbb::parallel_for(tbb::blocked_range<std::size_t>(0, units, grain_units), task);
+        });
 #ifdef EBT_TASK_PROBE
         probe::store().phases.push_back(probe::PhaseNote{probe_start, probe::now_ns(), grain, n, awake});
 #endif
@@ -449,10 +478,11 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
 void World::gather_parallel_tasks() {
     ParallelState& p = *parallel_;
     p.tasks.clear();
-    std::size_t agents = 0, writes = 0, value_bytes = 0;
+    std::size_t agents = 0, writes = 0, value_bytes = 0, emptied = 0;
     for (const detail::ParallelBuffer& buffer : p.buffers) {
         p.tasks.insert(p.tasks.end(), buffer.tasks.begin(), buffer.tasks.end());
         agents += buffer.agents.size();
+        emptied += buffer.emptied_words.size();
         writes += buffer.writes.size();
         value_bytes += buffer.bytes.size();
     }
@@ -461,6 +491,7 @@ void World::gather_parallel_tasks() {
     // size allocates, however the slots are shared out.
     for (detail::ParallelBuffer& buffer : p.buffers) {
         buffer.agents.reserve(agents);
+        buffer.emptied_words.reserve(emptied);
         buffer.writes.reserve(writes);
         buffer.tasks.reserve(p.tasks.size());
         buffer.bytes.reserve(value_bytes);
@@ -474,8 +505,14 @@ void World::gather_parallel_tasks() {
 
 void World::apply_sleeps_and_wakes() {
     ParallelState& p = *parallel_;
-    for (const detail::ParallelBuffer& buffer : p.buffers)
+    for (const detail::ParallelBuffer& buffer : p.buffers) {
         timers_live_ = static_cast<std::size_t>(static_cast<std::int64_t>(timers_live_) + buffer.timers_live_change);
+        // The sleepers the tasks put out themselves (put_to_sleep_in_task): the count, and the summary
+        // bits of the words they emptied (a word the loop below wakes again gets its bit back there).
+        awake_count_ -= buffer.awake_cleared;
+        for (const std::uint32_t word : buffer.emptied_words)
+            if (awake_[word] == 0) awake_words_[word / 64] &= ~(std::uint64_t{1} << (word % 64));
+    }
     // In slot order, as one thread would (a heap's layout depends on the order of its pushes). Only
     // the agents that go to sleep were noted: the ones that stay awake (most of a busy frame) cost
     // the apply nothing.

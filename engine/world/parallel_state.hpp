@@ -83,6 +83,10 @@ struct alignas(64) ParallelBuffer {
     std::vector<std::uint32_t> routed_awake;      // the current task's agents woken by its routing, sorted
     std::vector<std::uint32_t> routes_with_gone;  // routes whose lists hold agents that left (cleaned after)
     std::int64_t timers_live_change = 0;       // armed timers gained (+) and lost (-) by this thread's agents
+    /// Awake bits this thread's tasks cleared themselves, in words of the awake set their ranges held
+    /// whole (World::ParallelState::put_to_sleep_in_task); the apply takes them off the World's count.
+    std::uint32_t awake_cleared = 0;
+    std::vector<std::uint32_t> emptied_words;  // words of the awake set those clears left all zero
     /// Tasks run with this buffer, ever: each task publishes the buffer with a release increment that the
     /// calling thread acquires after the phase (for ThreadSanitizer; see World::ParallelState::phase).
     /// Per buffer, so that no line is written by two threads in the phase (it was one counter of the
@@ -95,6 +99,8 @@ struct alignas(64) ParallelBuffer {
     void clear() {
         metrics = FrameMetrics{};
         timers_live_change = 0;
+        awake_cleared = 0;
+        emptied_words.clear();
         agents.clear();
         writes.clear();
         tasks.clear();
@@ -140,7 +146,10 @@ struct World::ParallelState {
     /// One agent's tick on the current thread, then settle_after_tick. `tick` is the thread's current
     /// tick (detail::parallel_tick()), set up once by the task for all its agents: this moves its slot to
     /// `index` (what World::agent and on_agent_wake check during the tick).
-    void tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer, detail::ParallelTick& tick);
+    /// `owns_word`: the task's range holds the whole word of awake bits `index` is in (see
+    /// put_to_sleep_in_task).
+    void tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer, detail::ParallelTick& tick,
+                  bool owns_word);
     /// What the apply still has to do for an agent after its tick.
     enum AfterTick : std::uint8_t {
         kStaysAwake = 0,       // live with work pending: nothing (and nothing is noted)
@@ -153,7 +162,14 @@ struct World::ParallelState {
     /// Right after the tick of slot `index`, whose agent is `agent` (on the ticking thread): for an agent going to sleep,
     /// does the part of schedule_after_step that touches only its own slot (its timer record, a new
     /// stamp) and notes the rest (its awake bit, the timer heap) in buffer.agents for the apply.
-    void settle_after_tick(World& world, std::uint32_t index, const Agent& agent, detail::ParallelBuffer& buffer);
+    void settle_after_tick(World& world, std::uint32_t index, const Agent& agent, detail::ParallelBuffer& buffer,
+                           bool owns_word);
+    /// For an agent going to sleep whose awake bit is in a word no other task reads or writes in this
+    /// phase (the task's range holds all its slots): clears the bit now, on the ticking thread, and
+    /// counts it in the buffer, so that the apply does not visit the agent at all. Returns false (the
+    /// apply clears it, from the agent's record) when the bit is not set: an agent its task's routing
+    /// woke, whose bit the apply sets first (kWoken).
+    static bool put_to_sleep_in_task(World& world, std::uint32_t index, detail::ParallelBuffer& buffer);
     /// Whether this frame's publish may leave routing to the tasks: nothing but the World's own router
     /// can see a change before the phase (no bus slots, no world listener or input observer, no other
     /// slot on the blackboards that publish) and no budget chooses agents before it.
@@ -162,13 +178,21 @@ struct World::ParallelState {
     /// slots) or, with `listed`, to tick_listed (a range of places in step_list). (Named, not a
     /// lambda, so that .ci/tsan_tbb.supp can name it: TBB copies it between threads inside its task
     /// objects, out of ThreadSanitizer's sight.)
+    /// A range of slots is given in units of `unit` slots (64, a word of awake bits, when the grain is
+    /// a multiple of 64, so that every task's range holds whole words; otherwise 1), up to `slots`.
     struct TickTask {
         ParallelState* state;
         World* world;
         bool listed;
+        std::size_t unit;
+        std::size_t slots;
         template <class Range> void operator()(const Range& range) const {
-            if (listed) state->tick_listed(*world, range.begin(), range.end());
-            else state->tick_slots(*world, static_cast<std::uint32_t>(range.begin()), static_cast<std::uint32_t>(range.end()));
+            if (listed) {
+                state->tick_listed(*world, range.begin(), range.end());
+            } else {
+                const std::size_t end = std::min(range.end() * unit, slots);
+                state->tick_slots(*world, static_cast<std::uint32_t>(range.begin() * unit), static_cast<std::uint32_t>(end));
+            }
         }
     };
     // oneTBB runs at most one thread per core unless told otherwise: asking for more threads than
@@ -180,6 +204,7 @@ struct World::ParallelState {
     std::size_t grain;                            // slots (or places of step_list) per task, at least
     std::size_t awake_per_task;                   // a frame's awake agents per task of slots, about (0: `grain` slots always)
     std::size_t last_grain = 0;                   // the grain of the last phase run on the threads (tests read it)
+    std::uint32_t phase_slots = 0;                // slots [0, phase_slots) are the current phase's (without a budget)
     /// The grain of a frame's tasks of slots (tick_in_parallel, before the phase): `grain`, or more
     /// when few of the slots are awake, so that a task holds about awake_per_task awake agents
     /// (a sparse frame is cut into a few ranges, not a few hundred). Any split gives the same answer.
