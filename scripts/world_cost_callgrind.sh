@@ -2,7 +2,11 @@
 # Instructions and simulated cache misses per agent-frame of the World's loop against the same agents
 # ticked directly (docs/benchmarks.md, "The World's own cost"). Repeatable whatever else runs.
 #
-#   bash scripts/world_cost_callgrind.sh [BUILD_DIR] [AGENTS]
+#   bash scripts/world_cost_callgrind.sh [BUILD_DIR] [AGENTS] [TREE]
+#
+# TREE is guard_a (the default) or wide_K, the sweep's wide tree with K guarded branches (wide_64:
+# docs/benchmarks.md, "The wide tree's hot line"). With EBT_QUIET_ONLY=1 the 1 % change part is left
+# out (it is the longest under valgrind).
 #
 # BUILD_DIR (build/rel) must hold a Release libebt.a and scenarios/libebt_scenarios.a (build the
 # target ebt_bench_world_cost there first). Builds bench/callgrind/world_cost_driver.cpp against it,
@@ -19,19 +23,20 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 source scripts/callgrind_driver.sh
 build="${1:-build/rel}"
 agents="${2:-10000}"
+tree="${3:-guard_a}"
 out="$(mktemp -d)"
 driver="$out/world_cost_driver"
 ebt_build_callgrind_driver bench/callgrind/world_cost_driver.cpp "$build" "$driver"
 for mode in world direct; do
   valgrind --tool=callgrind --callgrind-out-file="$out/$mode.cg" --toggle-collect="*measured_$mode*" \
-    "$driver" "$mode" "$agents" 50 >/dev/null 2>&1
+    "$driver" "$mode" "$agents" 50 "$tree" >/dev/null 2>&1
   ir=$(awk '/^totals:/ {print $2}' "$out/$mode.cg")
   echo "callgrind  $mode: $(echo "scale=1; $ir / (50 * $agents)" | bc) instructions per agent-frame"
 done
 for mode in world direct; do
   for frames in 0 20; do
     valgrind --tool=cachegrind --cache-sim=yes --cachegrind-out-file="$out/$mode.$frames.cachegrind" \
-      "$driver" "$mode" "$agents" "$frames" >/dev/null 2>&1
+      "$driver" "$mode" "$agents" "$frames" "$tree" >/dev/null 2>&1
   done
   python3 - "$out/$mode.0.cachegrind" "$out/$mode.20.cachegrind" "$mode" "$agents" <<'PY'
 import sys
@@ -47,10 +52,11 @@ print(f"cachegrind {mode}: {per['Ir']:.1f} instructions, {per['D1mr'] + per['D1m
       f"{per['DLmr'] + per['DLmw']:.2f} last-level misses per agent-frame")
 PY
 done
+if [[ "${EBT_QUIET_ONLY:-0}" == 1 ]]; then rm -rf "$out"; exit 0; fi
 quiet_ir=$(awk '/^totals:/ {print $2}' "$out/world.cg")
 for part in writes step; do
   valgrind --tool=callgrind --cache-sim=yes --callgrind-out-file="$out/churn.$part.cg" \
-    --toggle-collect="*measured_churn_$part*" "$driver" churn "$agents" 20 >/dev/null 2>&1
+    --toggle-collect="*measured_churn_$part*" "$driver" churn "$agents" 20 "$tree" >/dev/null 2>&1
 done
 python3 - "$out" "$agents" "$quiet_ir" <<'PY'
 import sys

@@ -62,10 +62,10 @@ void reseal(std::vector<std::byte>& bytes) {
     for (std::size_t i = 0; i < 8; ++i, sum >>= 8) bytes[bytes.size() - 8 + i] = static_cast<std::byte>(sum & 0xFF);
 }
 
-// The fixture's engine image (the layout of format version 2): the two nodes' flags (bytes 0-3), their
-// statuses (4-5), the queue (6-11), the Sequence's cursor, Patrol's run id.
-constexpr std::size_t kFlags = 0;
-constexpr std::size_t kStatuses = 4;
+// The fixture's engine image (the layout of format version 3): the two nodes' statuses (bytes 0-1), their
+// flags (2-5), the queue (6-11), the Sequence's cursor, Patrol's run id.
+constexpr std::size_t kFlags = 2;
+constexpr std::size_t kStatuses = 0;
 
 // Where the engine image starts in the fixture's snapshot: header 12, kind 1, name "guard" 6, hash 8,
 // node and key counts 1 + 1, mode and flags 2, seed, clock, next deadline and ticks 32, five statistics
@@ -104,8 +104,8 @@ TEST_CASE("snapshot errors: every corrupted byte is refused; a foreign file or a
             CHECK(f.restore(bad).rfind("snap.bin: byte ", 0) == 0);
         }
     std::vector<std::byte> other_version = bytes;
-    other_version[8] = std::byte{3};
-    CHECK(f.restore(other_version) == "snap.bin: byte 12: ebt snapshot format version 3; this build of ebt reads versions 2 to 2");
+    other_version[8] = std::byte{4};
+    CHECK(f.restore(other_version) == "snap.bin: byte 12: ebt snapshot format version 4; this build of ebt reads versions 3 to 3");
     const std::string log = "EBTLOG\0\0 a trace log, not a snapshot";
     std::vector<std::byte> foreign(log.size());
     std::memcpy(foreign.data(), log.data(), log.size());
@@ -117,9 +117,9 @@ TEST_CASE("snapshot errors: every corrupted byte is refused; a foreign file or a
     CHECK(f.terminated == 0);
 }
 
-TEST_CASE("snapshot errors: a snapshot of format version 1 (before the state block's layout changed) is refused, saying why") {
-    // Files saved by ebt before version 2: the fuzzer's agent seed event_tick5 and its world seed, as
-    // they were (tests/data/snapshots/).
+TEST_CASE("snapshot errors: a snapshot of format version 1 or 2 (another layout of the state block) is refused, saying why") {
+    // Files saved by ebt before version 2 and before version 3: the fuzzer's agent seed event_tick5 and its
+    // world seed, as they were (tests/data/snapshots/).
     const auto read = [](const char* name) {
         std::ifstream in(std::filesystem::path(EBT_SOURCE_DIR) / "tests" / "data" / "snapshots" / name, std::ios::binary);
         const std::vector<char> chars{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -127,19 +127,31 @@ TEST_CASE("snapshot errors: a snapshot of format version 1 (before the state blo
         std::memcpy(bytes.data(), chars.data(), chars.size());
         return bytes;
     };
-    const std::string why =
-        "ebt snapshot format version 1; this build of ebt reads versions 2 to 2 (version 1 laid an agent's state block out "
-        "differently: a version-1 snapshot cannot be restored by this build)";
     const Tree tree = fuzz::snapshot_tree();
-    const std::vector<std::byte> agent = read("v1_agent_event_tick5.ebtsnap");
-    REQUIRE(agent.size() > 12);
-    CHECK(error_of([&] { (void)restore_agent(tree, agent, {.source = "old.ebtsnap"}); }) == "old.ebtsnap: byte 12: " + why);
-    const std::vector<std::byte> world = read("v1_world_frame6.ebtsnap");
-    REQUIRE(world.size() > 12);
-    CHECK(error_of([&] {
-              World w;
-              restore_world(w, std::span(&tree, 1), world, {.source = "old_world.ebtsnap"});
-          }) == "old_world.ebtsnap: byte 12: " + why);
+    struct OldFiles {
+        const char* agent;
+        const char* world;
+        std::string why;
+    };
+    const OldFiles old_files[] = {
+        {"v1_agent_event_tick5.ebtsnap", "v1_world_frame6.ebtsnap",
+         "ebt snapshot format version 1; this build of ebt reads versions 3 to 3 (version 1 laid an agent's state block out "
+         "differently: a version-1 snapshot cannot be restored by this build)"},
+        {"v2_agent_event_tick5.ebtsnap", "v2_world_frame6.ebtsnap",
+         "ebt snapshot format version 2; this build of ebt reads versions 3 to 3 (version 2 laid an agent's state block out "
+         "differently: a version-2 snapshot cannot be restored by this build)"}};
+    for (const OldFiles& old : old_files) {
+        CAPTURE(old.agent);
+        const std::vector<std::byte> agent = read(old.agent);
+        REQUIRE(agent.size() > 12);
+        CHECK(error_of([&] { (void)restore_agent(tree, agent, {.source = "old.ebtsnap"}); }) == "old.ebtsnap: byte 12: " + old.why);
+        const std::vector<std::byte> world = read(old.world);
+        REQUIRE(world.size() > 12);
+        CHECK(error_of([&] {
+                  World w;
+                  restore_world(w, std::span(&tree, 1), world, {.source = "old_world.ebtsnap"});
+              }) == "old_world.ebtsnap: byte 12: " + old.why);
+    }
 }
 
 TEST_CASE("snapshot errors: a forged snapshot with a valid checksum is refused by the state checks, calling no action") {

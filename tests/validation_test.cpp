@@ -11,6 +11,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 using namespace ebt;
 using namespace std::chrono_literals;
@@ -272,7 +273,7 @@ TEST_CASE("validation build: state-block accesses out of bounds and a walk going
     const HandlerScope scope(&throwing_handler);
     CHECK_THROWS_WITH_AS(rt.st(7), "state-block access out of bounds: node 7 of tree 'patrol' with 4 nodes",
                          AssertionThrown);
-    // Layout: flags 0-7, statuses 8-11, queue 12-21, Sequence 22, Wait 24, Patrol 32, Guard 38-43.
+    // Layout: statuses 0-3, flags 4-11, queue 12-21, Sequence 22, Wait 24, Patrol 32, Guard 38-43.
     CHECK_THROWS_WITH_AS(rt.mem<std::uint64_t>(3),
                          "state-block access out of bounds: 8 bytes at offset 0 of node 3 (Guard)'s memory in tree "
                          "'patrol' (its memory is 6 bytes from byte 38)",
@@ -294,4 +295,55 @@ TEST_CASE("validation build: state-block accesses out of bounds and a walk going
     rt.set(2, detail::kQueued);  // process() had taken it off before the check
     agent.tick(10ms);
     CHECK(agent.status(2) == Status::Running);
+}
+
+std::vector<std::string> messages_seen;
+void collecting_handler(const AssertionFailure& f) { messages_seen.emplace_back(f.message); }
+
+TEST_CASE("validation build: a quiet tick checks that the queued action it updates without reading its status is running") {
+    // The World's lean tick (Runtime::world_tick) and an agent's own (Runtime::single_entry_tick) do not
+    // read the status of a queued action with no work pending: the scheduler's invariants make it
+    // Running (docs/benchmarks.md, "The wide tree's hot line"). A validation build checks it there; here
+    // Patrol's status is forged to Success while it stays queued, and the tick reports it first.
+    if (!validation_enabled()) {
+        MESSAGE("skipped: ebt was built without EBT_VALIDATE");
+        return;
+    }
+    const auto expected = [](const Agent& agent) {
+        return "scheduler invariant broken after the agent's last operation (tree 'patrol', agent " +
+               std::to_string(agent.serial()) + "): node 2 is queued with no work pending but is not running";
+    };
+    SUBCASE("an agent's own tick") {
+        Agent agent = patrolling_agent();
+        detail::Runtime rt(agent);
+        rt.st(2) = Status::Success;
+        {
+            const HandlerScope scope(&collecting_handler);
+            messages_seen.clear();
+            agent.tick(10ms);
+        }
+        REQUIRE(!messages_seen.empty());
+        CHECK(messages_seen.front() == expected(agent));
+        rt.st(2) = Status::Running;
+        agent.tick(10ms);  // whole again: no report (the default handler would abort the test program)
+    }
+    SUBCASE("a World's tick") {
+        World world;
+        const AgentHandle h = world.spawn(patrol_tree());
+        world.step(1s);
+        world.step(1s);  // the wait ends, Patrol starts: the queue is [2, marker]
+        Agent& agent = world.at(h);
+        REQUIRE(agent.status(2) == Status::Running);
+        detail::Runtime rt(agent);
+        rt.st(2) = Status::Success;
+        {
+            const HandlerScope scope(&collecting_handler);
+            messages_seen.clear();
+            world.step(10ms);
+        }
+        REQUIRE(!messages_seen.empty());
+        CHECK(messages_seen.front() == expected(agent));
+        rt.st(2) = Status::Running;
+        world.step(10ms);
+    }
 }

@@ -4,9 +4,11 @@
 // same every time (Google Benchmark picks its iteration counts from timings, and re-creates the
 // agents, with their costly first ticks, for each of its rounds).
 //
-//   world_cost_driver world|direct|churn|sweep [AGENTS [FRAMES]]
+//   world_cost_driver world|direct|churn|sweep [AGENTS [FRAMES [TREE]]]
 //
-// Creates AGENTS (10,000) agents of the guard tree, ticks them twice (their first tick starts the
+// Creates AGENTS (10,000) agents of TREE (guard_a, the guard tree, by default; wide_K is the sweep's
+// wide tree with K guarded branches, e.g. wide_64: docs/benchmarks.md, "The wide tree's hot line"),
+// ticks them twice (their first tick starts the
 // tree; the second is the first quiet one), then runs FRAMES (50) measured frames inside
 // measured_world() or measured_direct(), the functions to collect (--toggle-collect).
 // `churn` is the sweep's 1 % change through a World: each frame a ChurnWriter toggles 1 % of the
@@ -52,14 +54,21 @@ constexpr ebt::Duration kFrame = std::chrono::milliseconds(50);
 int main(int argc, char** argv) {
     if (argc < 2 || (std::strcmp(argv[1], "world") != 0 && std::strcmp(argv[1], "direct") != 0 &&
                      std::strcmp(argv[1], "churn") != 0 && std::strcmp(argv[1], "sweep") != 0)) {
-        std::fprintf(stderr, "usage: %s world|direct|churn|sweep [AGENTS [FRAMES]]\n", argv[0]);
+        std::fprintf(stderr, "usage: %s world|direct|churn|sweep [AGENTS [FRAMES [guard_a|wide_K]]]\n", argv[0]);
         return 2;
     }
     const std::size_t n = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 10'000;
     const int frames = argc > 3 ? std::atoi(argv[3]) : 50;
     ebt::Registry registry;
     ebt::scenarios::register_guard_actions(registry);
-    const ebt::Tree tree = ebt::scenarios::guard_tree(registry);
+    const char* tree_name = argc > 4 ? argv[4] : "guard_a";
+    if (std::strcmp(tree_name, "guard_a") != 0 && std::strncmp(tree_name, "wide_", 5) != 0) {
+        std::fprintf(stderr, "%s: the tree is guard_a or wide_K (K guarded branches), not %s\n", argv[0], tree_name);
+        return 2;
+    }
+    const ebt::Tree tree = std::strcmp(tree_name, "guard_a") == 0
+                               ? ebt::scenarios::guard_tree(registry)
+                               : ebt::scenarios::wide_guard_tree(registry, std::atoi(tree_name + 5));
     if (std::strcmp(argv[1], "world") == 0) {
         ebt::World world;
         for (std::size_t i = 0; i < n; ++i) world.spawn(tree, {.seed = i});

@@ -198,7 +198,13 @@ bool Runtime::single_entry_tick() {
     advance(n);
     count_visit();
     const auto work = static_cast<std::uint16_t>(flags & kPendingWork);
-    if (work != 0 || def(n).kind != NodeKind::Action || !running(n)) return single_entry_work(n, work);
+    // A queued action with no work pending but its update is running (the scheduler's invariants: a
+    // queued node is entitled to be, validation.cpp), so its status is not read: a quiet tick reads the
+    // leaf's flags and the queue, side by side in the block (docs/benchmarks.md, "The wide tree's hot line").
+    if (work != 0 || def(n).kind != NodeKind::Action) return single_entry_work(n, work);
+#if defined(EBT_VALIDATE)
+    if (!running(n)) report_broken("the agent's last operation", "node " + std::to_string(n) + " is queued with no work pending but is not running");
+#endif
     return single_update_done(n, head, run_update(n));
 }
 

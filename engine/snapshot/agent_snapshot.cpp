@@ -309,13 +309,16 @@ std::vector<std::byte> finish_file(Kind kind, const io::ByteWriter& content) {
 
 io::ByteReader open_file(std::span<const std::byte> bytes, Kind kind, const std::string& source) {
     io::ByteReader header(bytes.data(), bytes.size(), source);
-    // A version-1 file is refused with the reason added to the version message (the header check alone
-    // names the versions only).
-    if (bytes.size() >= kHeaderBytes && std::memcmp(bytes.data(), kMagic.data(), kMagic.size()) == 0 &&
-        io::ByteReader(bytes.data() + kMagic.size(), 4, source).u32() == 1)
-        throw debug::FileFormatError(source, kHeaderBytes,
-                                     "ebt snapshot format version 1; this build of ebt reads versions " + std::to_string(kVersion) +
-                                         " to " + std::to_string(kVersion) + std::string(kVersion1Refusal));
+    // A file of an older version (1 or 2: another layout of the state block) is refused with the reason
+    // added to the version message (the header check alone names the versions only).
+    if (bytes.size() >= kHeaderBytes && std::memcmp(bytes.data(), kMagic.data(), kMagic.size()) == 0) {
+        const std::uint32_t version = io::ByteReader(bytes.data() + kMagic.size(), 4, source).u32();
+        if (version >= 1 && version < kVersion)
+            throw debug::FileFormatError(source, kHeaderBytes,
+                                         "ebt snapshot format version " + std::to_string(version) +
+                                             "; this build of ebt reads versions " + std::to_string(kVersion) + " to " +
+                                             std::to_string(kVersion) + older_layout_refusal(version));
+    }
     header.header(kMagic, "ebt snapshot", kVersion, kVersion);
     if (bytes.size() < kHeaderBytes + 1 + 8) header.fail("truncated: the snapshot ends before its content and checksum");
     const std::size_t body_end = bytes.size() - 8;

@@ -28,12 +28,16 @@ namespace ebt::detail::snapshot {
 namespace io = ebt::debug::io;
 
 inline constexpr std::string_view kMagic{"EBTSNAP\0", 8};
-/// Version 2 (2026-11-25): the state block's new layout (flags before statuses, a quiet tick's bytes on
-/// one cache line; docs/snapshots.md, "Versions"). Version 1 files are refused with kVersion1Refusal.
-inline constexpr std::uint32_t kVersion = 2;
-/// Why a version-1 snapshot does not load, added to the version message (open_file).
-inline constexpr std::string_view kVersion1Refusal =
-    " (version 1 laid an agent's state block out differently: a version-1 snapshot cannot be restored by this build)";
+/// Version 3 (2026-11-26): the state block's layout for wide trees (statuses, flags, queue: the last
+/// node's flags beside the queue; docs/snapshots.md, "Versions"). Version 2 (2026-11-25): flags, statuses,
+/// queue. Files of an older version (1 and 2) are refused with older_layout_refusal.
+inline constexpr std::uint32_t kVersion = 3;
+/// Why a snapshot of an older version (1 or 2) does not load, added to the version message (open_file).
+inline std::string older_layout_refusal(std::uint32_t version) {
+    const std::string v = std::to_string(version);
+    return " (version " + v + " laid an agent's state block out differently: a version-" + v +
+           " snapshot cannot be restored by this build)";
+}
 inline constexpr std::size_t kHeaderBytes = 12;
 enum class Kind : std::uint8_t { Agent = 1, Squad = 2, World = 3, WorldAgents = 4 };
 

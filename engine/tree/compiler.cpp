@@ -491,10 +491,11 @@ struct Compiler {
             at += m.size;
         };
         for (std::size_t k = 0; k < before; ++k) place(memory[k]);
-        // The node arrays: flags, then statuses, then the queue (see hot_bytes).
-        L.flags_offset = align_up(at, 2);
-        L.status_offset = L.flags_offset + 2 * n;
-        L.queue_offset = align_up(L.status_offset + n, 2);
+        // The node arrays: statuses, then flags, then the queue, so that the last node's flags end where
+        // the queue begins (see hot_bytes).
+        L.status_offset = at;
+        L.flags_offset = align_up(L.status_offset + n, 2);
+        L.queue_offset = L.flags_offset + 2 * n;
         L.queue_capacity = n + 1;
         at = L.queue_offset + 2 * L.queue_capacity;
         for (std::size_t k = before; k < memory.size(); ++k) place(memory[k]);
@@ -515,26 +516,31 @@ struct Compiler {
     }
 
     /// The bytes [first, end) of the block that a quiet event-mode tick of a typical agent reads: the
-    /// flags and status of the tree's last node, and the queue's first three entries. The last node
-    /// in pre-order is the last child of the root's selector when it is a leaf: the fallback a
-    /// priority tree runs when nothing else applies (Patrol in the guard trees), so the leaf a quiet
-    /// agent runs; an agent whose first tick started it keeps its queue head at entry 1, the
-    /// end-of-frame marker at entry 2 (Runtime::world_tick reads the head entry, then the leaf's
-    /// flags and status).
+    /// flags of the tree's last node and the queue's first three entries, 8 bytes in a row (the flags
+    /// array ends where the queue begins). The last node in pre-order is the last child of the root's
+    /// selector when it is a leaf: the fallback a priority tree runs when nothing else applies (Patrol
+    /// in the guard trees), so the leaf a quiet agent runs; an agent whose first tick started it keeps
+    /// its queue head at entry 1, the end-of-frame marker at entry 2 (Runtime::world_tick reads the head
+    /// entry, then the leaf's flags; not its status, which the scheduler's invariants make Running).
     static std::pair<std::uint32_t, std::uint32_t> hot_bytes(const AgentLayout& L, std::uint32_t nodes) {
         const std::uint32_t first = L.flags_offset + 2 * (nodes - 1);
         const std::uint32_t end = L.queue_offset + 2 * std::min<std::uint32_t>(3, L.queue_capacity);
         return {first, end};
     }
 
-    /// The layout of the per-agent state block (AgentLayout): node arrays (flags, statuses, the
+    /// The aligned part of the block that build_layout keeps a quiet tick's bytes (hot_bytes) in. Every
+    /// block is a multiple of 16 bytes and starts on 16 bytes at least (a World's pool pages start on a
+    /// cache line; an agent's own block comes from operator new), so bytes within one 16-byte part of the
+    /// block are on one cache line, whatever the block's size and place.
+    static constexpr std::uint32_t kHotPartBytes = 16;
+
+    /// The layout of the per-agent state block (AgentLayout): node arrays (statuses, flags, the
     /// scheduler queue), node memory, re-check time, shared-scope table, blackboard. The hot bytes of a
-    /// quiet tick (hot_bytes) are kept within one 32-byte-aligned part of the block, so that a block
-    /// whose start is 32-byte aligned (a World's pool of 96-byte blocks in 64-byte-aligned pages) has
-    /// them on one cache line: when they would cross a 32-byte boundary, the memory of the first nodes
-    /// (in pre-order, as few as needed) goes in front of the arrays to move them, provided the block
-    /// grows no larger. docs/snapshots.md ("Version 2") and docs/benchmarks.md ("The state block's
-    /// hot line").
+    /// quiet tick (hot_bytes) are kept within one 16-byte-aligned part of the block (kHotPartBytes), so
+    /// that they are on one cache line for every tree: when they would cross a 16-byte boundary, the
+    /// memory of the first nodes (in pre-order, as few as needed) goes in front of the arrays to move
+    /// them, provided the block grows no larger. docs/snapshots.md ("Version 3") and docs/benchmarks.md
+    /// ("The state block's hot line", "The wide tree's hot line").
     void build_layout() {
         const auto n = static_cast<std::uint32_t>(out->nodes.size());
         const std::vector<NodeMemory> memory = node_memory();
@@ -543,9 +549,9 @@ struct Compiler {
         for (std::size_t before = 0; before <= memory.size(); ++before) {
             const AgentLayout L = lay_out(memory, before);
             const auto [first, end] = hot_bytes(L, n);
-            if (end - first > 32) break;            // never within one part, wherever placed
+            if (end - first > kHotPartBytes) break;           // never within one part, wherever placed
             if (L.block_bytes > plain.block_bytes) continue;  // the block would grow
-            if (first / 32 == (end - 1) / 32) {
+            if (first / kHotPartBytes == (end - 1) / kHotPartBytes) {
                 chosen = before;
                 break;
             }

@@ -103,9 +103,9 @@ struct NodeDef {
 };
 
 /// Offsets of the per-agent state block. All offsets in bytes from the block start. The node arrays
-/// are in the order flags, statuses, queue, with the memory of some nodes possibly in front of them
-/// (compiler.cpp, build_layout: a quiet tick's bytes on one cache line); node memory otherwise follows
-/// the queue.
+/// are in the order statuses, flags, queue (the flags end where the queue begins), with the memory of
+/// some nodes possibly in front of them (compiler.cpp, build_layout: a quiet tick's bytes on one cache
+/// line); node memory otherwise follows the queue.
 struct AgentLayout {
     std::uint32_t flags_offset = 0;   // std::uint16_t[n]
     std::uint32_t status_offset = 0;  // std::uint8_t[n]

@@ -52,9 +52,10 @@ private:
     static constexpr std::size_t kPageBytes = 16384;
     static constexpr std::size_t kMaxBlocksPerPage = 64;
     /// Pages start on a cache line (64 bytes), so that a block's place in its line depends on its
-    /// size and slot only: at the guard tree's 96 bytes every block starts at byte 0 or 32 of a line,
-    /// and the 32 bytes its layout keeps a quiet tick's reads in (compiler.cpp, build_layout) are on
-    /// one line. (From the heap, a page started wherever the allocator put it, 16-byte aligned.)
+    /// size and slot only: at the guard tree's 96 bytes every block starts at byte 0 or 32 of a line.
+    /// (The 16-byte part the layout keeps a quiet tick's reads in, compiler.cpp's build_layout, is on
+    /// one line from any 16-byte-aligned start; from the heap, a page started wherever the allocator
+    /// put it, 16-byte aligned.)
     static constexpr std::size_t kPageAlignment = 64;
     /// Frees a page's memory (made by allocate with kPageAlignment).
     struct FreePage {
