@@ -509,7 +509,7 @@ std::string detail::NodePorts::describe() const {
 
 void ActionContext::no_such_port(const PortName& port) const {
     throw UsageError("action '" + agent_->tree().label(node_) + "' has no port '" + std::string(port.text) + "' (" +
-                     ports_.describe() + ")");
+                     ports_->describe() + ")");
 }
 
 void ConditionContext::no_such_port(const PortName& port) const {
@@ -523,11 +523,15 @@ KeyId detail::NodePorts::at(std::size_t i, const char* owner) const {
     return bindings[i];
 }
 
-void ActionContext::check_memory(std::size_t size, std::size_t align) const {
-    if (size > memory_size_)
+void* ActionContext::user_memory(std::size_t size, std::size_t align) const {
+    // The context was made from this agent's tree and block (Runtime::make_action_context), which do
+    // not change while one of its action's functions runs.
+    const detail::ActionCall& call = detail::EngineAccess::tree_data(agent_->tree_).action_calls[node_];
+    if (size > call.memory_size)
         throw UsageError("action memory of " + std::to_string(size) + " bytes requested, but the action declares " +
-                         std::to_string(memory_size_) + " (ActionSpec::memory_bytes)");
+                         std::to_string(call.memory_size) + " (ActionSpec::memory_bytes)");
     if (align > 16) throw UsageError("action memory type needs more than 16-byte alignment");
+    return reinterpret_cast<std::byte*>(agent_->block_.get()) + call.memory_offset;
 }
 
 ResumeHandle ActionContext::suspend() const {

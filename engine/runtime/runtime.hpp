@@ -140,19 +140,17 @@ struct Runtime {
         return stopping;
     }
     template <class F> bool contained(NodeIndex n, F&& f);
-    ActionContext action_context(NodeIndex n) { return make_action_context(a, t.action_calls[n], b, n, dt); }
+    ActionContext action_context(NodeIndex n) { return make_action_context(a, t.action_calls[n], n, dt); }
     /// The context of action node `n` of `agent` (`call`: the node's record in its tree's
-    /// TreeData::action_calls; `block`: the agent's state block) for a tick of `tick_dt`: what every
-    /// call of an action's functions receives. Static so that world_tick's lean path, which builds no
-    /// Runtime, makes the same one.
-    static ActionContext make_action_context(Agent& agent, const ActionCall& call, std::byte* block, NodeIndex n, Duration tick_dt) {
+    /// TreeData::action_calls) for a tick of `tick_dt`: what every call of an action's functions
+    /// receives. Static so that world_tick's lean path, which builds no Runtime, makes the same one.
+    /// (The user memory is found when the action asks for it: ActionContext::user_memory.)
+    static ActionContext make_action_context(Agent& agent, const ActionCall& call, NodeIndex n, Duration tick_dt) {
         ActionContext ctx;
         ctx.agent_ = &agent;
-        ctx.node_ = n;
-        ctx.ports_ = call.ports;
+        ctx.ports_ = &call.ports;
         ctx.dt_ = tick_dt;
-        ctx.memory_ = block + call.memory_offset;
-        ctx.memory_size_ = call.memory_size;
+        ctx.node_ = n;
         return ctx;
     }
 

@@ -76,7 +76,7 @@ inline bool Runtime::world_tick(Agent& agent, std::uint64_t tick, Duration dt, F
     ++a.stats_.nodes_visited;
     ++frame.events_handled;
     // The update, with the context the general path gives it.
-    ActionContext ctx = make_action_context(a, call, b, n, dt);
+    ActionContext ctx = make_action_context(a, call, n, dt);
     Status s = Status::Failure;
     std::exception_ptr error;
     try {

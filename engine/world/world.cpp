@@ -55,15 +55,16 @@ World::Slot& World::slot(std::uint32_t index) const noexcept {
     return chunks_[c][v - (std::uint64_t{kFirstChunk} << c)];
 }
 
-/// World::slot(index) for a loop that goes through the slots in order (World::step_serial): the chunk
-/// of the last slot found is kept, so that a slot of the same chunk costs a subtraction and a multiply
-/// instead of the chunk look-up. Chunks never move, and a chunk added meanwhile (an agent spawned by a
-/// tick) is another chunk: a kept chunk stays right.
+/// World::slot(index) for a loop that goes through the slots in ascending order (one call of
+/// World::step_serial): the chunk of the last slot found is kept, so that a slot of the same chunk
+/// costs a compare, a subtraction and a multiply instead of the chunk look-up. As the indices only
+/// grow, an index below the kept chunk's end is in it. Chunks never move, and a chunk added meanwhile
+/// (an agent spawned by a tick) is another chunk: a kept chunk stays right.
 class World::SlotCursor {
 public:
     explicit SlotCursor(const World& world) : world_(world) {}
     Slot& operator[](std::uint32_t index) {
-        if (index - first_ >= size_) [[unlikely]] enter_chunk(index);  // (unsigned: an index before first_ too)
+        if (index >= end_) [[unlikely]] enter_chunk(index);
         return chunk_[index - first_];
     }
 
@@ -73,12 +74,12 @@ private:
         const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
         const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
         first_ = (kFirstChunk << c) - kFirstChunk;
-        size_ = kFirstChunk << c;
+        end_ = first_ + (kFirstChunk << c);  // (the last chunk's end is 2^32, 0 here: its slots enter it each time)
         chunk_ = world_.chunks_[c].get();
     }
     const World& world_;
-    std::uint32_t first_ = 0;  // the kept chunk's slots: [first_, first_ + size_)
-    std::uint32_t size_ = 0;
+    std::uint32_t first_ = 0;  // the kept chunk's slots: [first_, end_)
+    std::uint32_t end_ = 0;
     Slot* chunk_ = nullptr;
 };
 
@@ -747,10 +748,13 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
         const std::uint32_t word = i / 64;
         const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
         const std::uint64_t below_to = word_end > to ? (std::uint64_t{1} << (to % 64)) - 1 : ~std::uint64_t{0};
-        std::uint64_t bits = awake_[word] & (~std::uint64_t{0} << (i % 64)) & below_to;  // slots [i, to) of the word
-        while (bits != 0) {
+        std::uint64_t unvisited = (~std::uint64_t{0} << (i % 64)) & below_to;  // slots [i, to) of the word
+        for (std::uint64_t bits = awake_[word] & unvisited; bits != 0; bits = awake_[word] & unvisited) {
             const auto bit = static_cast<std::uint32_t>(std::countr_zero(bits));
             const std::uint32_t index = word * 64 + bit;
+            // The slots after this one in the word, as they are after its tick: ~1 << bit has the bits
+            // above `bit` set (none for bit 63), without a shift by 64.
+            unvisited &= ~std::uint64_t{1} << bit;
             const SlotSchedule schedule_now = schedule(index);  // state and interval: one 8-byte read
             if (schedule_now.state != State::Live) {
                 clear_awake(index);
@@ -761,9 +765,6 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
                 }
                 step_slot(index, slots[index], m);
             }
-            // The slots after this one in the word, as they are now: ~1 << bit has the bits above `bit`
-            // set (none for bit 63), without a shift by 64.
-            bits = awake_[word] & (~std::uint64_t{1} << bit) & below_to;
         }
         if (word_end >= to) break;
         i = next_awake(static_cast<std::uint32_t>(word_end), to);
