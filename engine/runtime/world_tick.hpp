@@ -43,8 +43,11 @@ inline bool Runtime::world_tick(Agent& agent, std::uint64_t tick, Duration dt, F
         a.tick_numbered(tick, dt, &frame);
         return false;
     }
+    // The clock after this tick: the test above keeps it within the clock's limit (no overflow), so
+    // "dt < next_deadline_ - clock_" is "clock_after < next_deadline_".
+    const TimePoint clock_after = a.clock_ + dt.count();
     if (a.mode_ != Mode::Event || a.listener_ || a.stopped_ || a.queue_size_ != 2 ||
-        dt.count() >= a.next_deadline_ - a.clock_) [[unlikely]] {
+        clock_after >= a.next_deadline_) [[unlikely]] {
         checked_tick(a, tick, dt, &frame);
         return false;
     }
@@ -68,7 +71,7 @@ inline bool Runtime::world_tick(Agent& agent, std::uint64_t tick, Duration dt, F
     // begun (tick_numbered), n popped and counted as visited (single_entry_tick).
     TickScope scope(a.in_tick_);
     a.ticks_ = tick;
-    a.clock_ += dt.count();
+    a.clock_ = clock_after;
     a.walk_pos_ = n;
     a.queue_head_ = static_cast<std::uint16_t>(head + 1u == t.layout.queue_capacity ? 0u : head + 1u);
     a.queue_size_ = 1;
@@ -84,7 +87,8 @@ inline bool Runtime::world_tick(Agent& agent, std::uint64_t tick, Duration dt, F
     } catch (...) {
         error = std::current_exception();
     }
-    if (!error && s == Status::Running && !a.listener_ && !a.abort_requested_ &&
+    // (An update that threw left s at Failure: "Running" also says it returned.)
+    if (s == Status::Running && !a.listener_ && !a.abort_requested_ &&
         (flags & (kSuspended | kQueued)) == 0 && a.queue_size_ == 1) [[likely]] {
         // Running and nothing else changed: counted as run_update counts; the queue put back as
         // single_update_done puts it back; the tick ended as finish_tick ends it (no abort is due).
