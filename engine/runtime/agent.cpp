@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace ebt {
@@ -293,8 +294,20 @@ Status detail::Runtime::finish_tick() {
 // update's return (run_update's end, single_entry_tick's end, event_tick's loop, tick_numbered's end).
 // Out of line, so that the lean path keeps few values across the update's call. world_tick's
 // TickScope ends the tick (in_tick_) when this returns.
-[[gnu::noinline]] void detail::Runtime::finish_world_update(Agent& agent, NodeIndex n, std::uint16_t head, Status s,
-                                                           const std::exception_ptr& error, Duration dt, FrameMetrics& frame) {
+namespace {
+/// What the update of a quiet World tick threw, from world_tick's catch (Runtime::keep_world_update_error)
+/// to Runtime::finish_world_update, which the lean path calls next on the same thread.
+std::exception_ptr& world_update_error() noexcept {
+    thread_local std::exception_ptr error;
+    return error;
+}
+}  // namespace
+
+[[gnu::noinline]] void detail::Runtime::keep_world_update_error() noexcept { world_update_error() = std::current_exception(); }
+
+[[gnu::noinline]] void detail::Runtime::finish_world_update(Agent& agent, NodeIndex n, std::uint16_t head, Status s, Duration dt,
+                                                           FrameMetrics& frame) {
+    const std::exception_ptr error = std::exchange(world_update_error(), nullptr);  // (null: the update returned)
     Runtime rt(agent);
     rt.dt = dt;
     rt.frame = &frame;

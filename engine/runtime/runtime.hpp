@@ -265,9 +265,14 @@ struct Runtime {
     static bool world_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
     /// world_tick's continuation when the update of the quiet tick it began did anything but return
     /// Running with nothing else changed: on through the general path from the update's return
-    /// (finish_update, single_update_done, event_loop, finish_tick). `error`: what the update threw.
-    static void finish_world_update(Agent& agent, NodeIndex n, std::uint16_t head, Status s,
-                                    const std::exception_ptr& error, Duration dt, FrameMetrics& frame);
+    /// (finish_update, single_update_done, event_loop, finish_tick). What the update threw, if it
+    /// threw, is what keep_world_update_error kept (this call takes it).
+    static void finish_world_update(Agent& agent, NodeIndex n, std::uint16_t head, Status s, Duration dt,
+                                    FrameMetrics& frame);
+    /// world_tick's catch of the update: keeps the exception being handled for finish_world_update, in
+    /// a per-thread place (null at all other times), so that the lean path holds no exception_ptr of
+    /// its own (its construction and destruction were on every quiet tick).
+    static void keep_world_update_error() noexcept;
     /// Work flags that keep a queued node from being a plain per-frame update.
     static constexpr std::uint16_t kPendingWork = kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     void process(NodeIndex n);   // pops' bookkeeping (walk position, counts), then the node's work

@@ -81,11 +81,10 @@ inline bool Runtime::world_tick(Agent& agent, std::uint64_t tick, Duration dt, F
     // The update, with the context the general path gives it.
     ActionContext ctx = make_action_context(a, call, n, dt);
     Status s = Status::Failure;
-    std::exception_ptr error;
     try {
         s = call.spec->update(ctx);
     } catch (...) {
-        error = std::current_exception();
+        keep_world_update_error();  // for finish_world_update, below
     }
     // (An update that threw left s at Failure: "Running" also says it returned.)
     if (s == Status::Running && !a.listener_ && !a.abort_requested_ &&
@@ -104,7 +103,7 @@ inline bool Runtime::world_tick(Agent& agent, std::uint64_t tick, Duration dt, F
 #endif
         return true;
     }
-    finish_world_update(a, n, head, s, error, dt, frame);  // anything else
+    finish_world_update(a, n, head, s, dt, frame);  // anything else (a thrown exception included)
     return false;
 }
 
