@@ -308,6 +308,7 @@ std::exception_ptr& world_update_error() noexcept {
 [[gnu::noinline]] void detail::Runtime::finish_world_update(Agent& agent, NodeIndex n, std::uint16_t head, Status s, Duration dt,
                                                            FrameMetrics& frame) {
     const std::exception_ptr error = std::exchange(world_update_error(), nullptr);  // (null: the update returned)
+    ++frame.events_handled;  // the pop of n, which world_tick leaves to its caller when the tick is quiet
     Runtime rt(agent);
     rt.dt = dt;
     rt.frame = &frame;

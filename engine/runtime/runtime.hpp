@@ -260,7 +260,8 @@ struct Runtime {
     /// tasks): the same as agent.tick_numbered(tick, dt, &frame) in every effect and error, with a lean
     /// path for the quiet event-mode tick whose only work is updating its running action again.
     /// Returns true when it was that quiet tick: the agent then has its action queued for its next
-    /// tick (has_pending_work() is true), so the World need not ask. Defined in runtime/world_tick.hpp,
+    /// tick (has_pending_work() is true), so the World need not ask; and the tick is not counted in
+    /// `frame` (the World counts it: an agent stepped, an event handled, a behavior updated). Defined in runtime/world_tick.hpp,
     /// inline, so that the World's loops have it in their own body.
     static bool world_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
     /// world_tick's continuation when the update of the quiet tick it began did anything but return

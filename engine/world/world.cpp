@@ -707,10 +707,23 @@ std::uint32_t World::next_awake_far(std::uint32_t from, std::uint32_t end) const
     return end;
 }
 
-/// One agent's tick in a frame, with its time since its last tick; counts it in `m`. Slots never move
-/// and agents are freed only when no callback runs (at the end of the frame): `s` and its agent stay
-/// valid through the tick, even if the agent despawns itself or spawns others. Returns true when the
-/// tick was a quiet one (Runtime::world_tick): the agent then has work pending for its next tick.
+namespace {
+/// Counts `quiet` quiet ticks (Runtime::world_tick returned true, which counts them nowhere) in `m`:
+/// each stepped an agent, handled one event (the pop of its action) and updated one behavior, as the
+/// general path would have counted them. The serial loop (World::step_serial) counts its quiet ticks
+/// once, when it returns; a parallel task's World::tick_slot counts each.
+void count_quiet_ticks(FrameMetrics& m, std::uint32_t quiet) {
+    m.agents_stepped += quiet;
+    m.events_handled += quiet;
+    m.behaviors_updated += quiet;
+}
+}  // namespace
+
+/// One agent's tick in a frame, with its time since its last tick; counts it in `m` unless it is a
+/// quiet one. Slots never move and agents are freed only when no callback runs (at the end of the
+/// frame): `s` and its agent stay valid through the tick, even if the agent despawns itself or spawns
+/// others. Returns true when the tick was a quiet one (Runtime::world_tick): the agent then has work
+/// pending for its next tick, and the caller counts the tick (count_quiet_ticks).
 inline bool World::tick_agent(Slot& s, FrameMetrics& m) {
     Agent& a = *s.agent;
     const Duration dt(now_ - s.last_time);
@@ -720,25 +733,25 @@ inline bool World::tick_agent(Slot& s, FrameMetrics& m) {
     // its tick's counts to `m` itself. world_tick is tick_numbered with a lean path for a quiet tick,
     // inline here (runtime/world_tick.hpp).
     const bool quiet = detail::Runtime::world_tick(a, frame_, dt, m);
-    ++m.agents_stepped;
+    if (!quiet) ++m.agents_stepped;
     return quiet;
 }
 
 // Inline: the single-threaded loop calls it for every agent it steps.
-inline void World::step_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
+inline bool World::step_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
     // After a quiet tick (Runtime::world_tick) the agent stays awake: its running action is queued for
     // its next tick, and it is still live, since a despawn during its own tick asks it to abort (which
     // makes the tick not quiet). (A despawn clears the slot's awake bit itself, in any case.)
-    if (tick_agent(s, m)) return;
+    if (tick_agent(s, m)) return true;
     // schedule_after_step(index), with the state and the agent read once. The common case: the agent
     // is still live and has work pending (stays_awake), so it stays awake.
     if (schedule(index).state != State::Live) {
         clear_awake(index);
-        return;
+        return false;
     }
     const Agent& a = *s.agent;
-    if (a.has_pending_work()) return;
-    fall_asleep(index, a);
+    if (!a.has_pending_work()) fall_asleep(index, a);
+    return false;
 }
 
 bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
@@ -746,6 +759,7 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
     // to their blackboards, a resume): they are stepped in this frame too, so after each tick the
     // rest of the word is read again (and the next words are read only when the loop gets there).
     SlotCursor slots(*this);
+    std::uint32_t quiet_ticks = 0;  // counted in m when the loop returns (count_quiet_ticks)
     for (std::uint32_t i = next_awake(from, to); i < to;) {
         const std::uint32_t word = i / 64;
         const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
@@ -761,16 +775,18 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
             if (schedule_now.state != State::Live) {
                 clear_awake(index);
             } else if (schedule_now.interval <= 1 || (frame_ + index) % schedule_now.interval == 0) {  // LOD (lod_frame)
-                if (budget_ && m.agents_stepped >= budget_) {
+                if (budget_ && m.agents_stepped + quiet_ticks >= budget_) {
                     cursor_ = index;
+                    count_quiet_ticks(m, quiet_ticks);
                     return true;
                 }
-                step_slot(index, slots[index], m);
+                quiet_ticks += step_slot(index, slots[index], m) ? 1 : 0;
             }
         }
         if (word_end >= to) break;
         i = next_awake(static_cast<std::uint32_t>(word_end), to);
     }
+    count_quiet_ticks(m, quiet_ticks);
     return false;
 }
 
@@ -781,6 +797,7 @@ bool World::stays_awake(std::uint32_t index) const noexcept {
 World::SlotTick World::tick_slot(std::uint32_t index, FrameMetrics& m) {
     Slot& s = slot(index);
     const bool quiet = tick_agent(s, m);
+    if (quiet) count_quiet_ticks(m, 1);
     return {&*s.agent, quiet};
 }
 
