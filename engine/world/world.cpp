@@ -759,7 +759,9 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
     // to their blackboards, a resume): they are stepped in this frame too, so after each tick the
     // rest of the word is read again (and the next words are read only when the loop gets there).
     SlotCursor slots(*this);
-    std::uint32_t quiet_ticks = 0;  // counted in m when the loop returns (count_quiet_ticks)
+    // Quiet ticks, counted in m when the loop returns (count_quiet_ticks). (A tick that throws ends
+    // the frame, and step() then returns no metrics: the count need not be added on the way out.)
+    std::uint32_t quiet_ticks = 0;
     for (std::uint32_t i = next_awake(from, to); i < to;) {
         const std::uint32_t word = i / 64;
         const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
