@@ -1016,3 +1016,57 @@ TEST_CASE("world: despawning agents compacts their timer entries") {
     world.step(50ms);
     CHECK(world.timer_entries() <= 2 * 10 + 64);
 }
+
+namespace {
+
+/// The events an agent's listener heard, formatted with their messages ("2 0:E(flaky update)").
+std::vector<std::string> heard(const test::TraceRecorder& recorder) {
+    std::vector<std::string> lines;
+    for (const auto& en : recorder.entries) {
+        TraceEvent event = en.event;
+        event.message = en.message;
+        lines.push_back(format(event));
+    }
+    return lines;
+}
+
+/// A running action whose third update sets a listener on its agent (the `recorders` entry of its
+/// seed) and throws: without a listener the Error event has no one to hear it, and a World ticks an
+/// agent without a listener on its quiet tick's lean path (Runtime::world_tick), which keeps the
+/// exception for the general path that reports it (Runtime::keep_world_update_error).
+Tree flaky_tree(std::vector<test::TraceRecorder>& recorders) {
+    ActionSpec spec;
+    spec.memory_bytes = sizeof(int);
+    spec.update = [&recorders](ActionContext& ctx) {
+        if (++ctx.memory<int>() == 3) {
+            ctx.agent().set_listener(&recorders[ctx.agent().seed()]);
+            throw std::runtime_error("flaky update");
+        }
+        return Status::Running;
+    };
+    return TreeBuilder("flaky").action("Flaky", spec).end();
+}
+
+}  // namespace
+
+TEST_CASE("world: a quiet tick whose update throws is reported as a direct tick reports it (Error event, Failure), at 1 and 2 threads") {
+    constexpr std::uint64_t kAgents = 300;  // (enough for two tasks at 2 threads)
+    std::vector<test::TraceRecorder> direct_heard(1);
+    Agent direct(flaky_tree(direct_heard), {.seed = 0});
+    for (int frame = 0; frame < 6; ++frame) direct.tick(50ms);
+    const std::vector<std::string> expected = heard(direct_heard[0]);
+    REQUIRE(std::find(expected.begin(), expected.end(), "2 0:E(flaky update)") != expected.end());
+    for (const std::uint32_t threads : {1u, 2u}) {
+        CAPTURE(threads);
+        std::vector<test::TraceRecorder> recorders(kAgents);
+        World world;
+        world.set_threads(threads);
+        const Tree tree = flaky_tree(recorders);
+        for (std::uint64_t i = 0; i < kAgents; ++i) world.spawn(tree, {.seed = i});
+        for (int frame = 0; frame < 6; ++frame) world.step(50ms);
+        for (std::uint64_t i = 0; i < kAgents; ++i) {
+            CAPTURE(i);
+            REQUIRE(heard(recorders[i]) == expected);
+        }
+    }
+}

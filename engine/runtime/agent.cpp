@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <exception>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 namespace ebt {
@@ -293,8 +294,21 @@ Status detail::Runtime::finish_tick() {
 // update's return (run_update's end, single_entry_tick's end, event_tick's loop, tick_numbered's end).
 // Out of line, so that the lean path keeps few values across the update's call. world_tick's
 // TickScope ends the tick (in_tick_) when this returns.
-[[gnu::noinline]] void detail::Runtime::finish_world_update(Agent& agent, NodeIndex n, std::uint16_t head, Status s,
-                                                           const std::exception_ptr& error, Duration dt, FrameMetrics& frame) {
+namespace {
+/// What the update of a quiet World tick threw, from world_tick's catch (Runtime::keep_world_update_error)
+/// to Runtime::finish_world_update, which the lean path calls next on the same thread.
+std::exception_ptr& world_update_error() noexcept {
+    thread_local std::exception_ptr error;
+    return error;
+}
+}  // namespace
+
+[[gnu::noinline]] void detail::Runtime::keep_world_update_error() noexcept { world_update_error() = std::current_exception(); }
+
+[[gnu::noinline]] void detail::Runtime::finish_world_update(Agent& agent, NodeIndex n, std::uint16_t head, Status s, Duration dt,
+                                                           FrameMetrics& frame) {
+    const std::exception_ptr error = std::exchange(world_update_error(), nullptr);  // (null: the update returned)
+    ++frame.events_handled;  // the pop of n, which world_tick leaves to its caller when the tick is quiet
     Runtime rt(agent);
     rt.dt = dt;
     rt.frame = &frame;
@@ -509,7 +523,7 @@ std::string detail::NodePorts::describe() const {
 
 void ActionContext::no_such_port(const PortName& port) const {
     throw UsageError("action '" + agent_->tree().label(node_) + "' has no port '" + std::string(port.text) + "' (" +
-                     ports_.describe() + ")");
+                     ports_->describe() + ")");
 }
 
 void ConditionContext::no_such_port(const PortName& port) const {
@@ -523,11 +537,15 @@ KeyId detail::NodePorts::at(std::size_t i, const char* owner) const {
     return bindings[i];
 }
 
-void ActionContext::check_memory(std::size_t size, std::size_t align) const {
-    if (size > memory_size_)
+void* ActionContext::user_memory(std::size_t size, std::size_t align) const {
+    // The context was made from this agent's tree and block (Runtime::make_action_context), which do
+    // not change while one of its action's functions runs.
+    const detail::ActionCall& call = detail::EngineAccess::tree_data(agent_->tree_).action_calls[node_];
+    if (size > call.memory_size)
         throw UsageError("action memory of " + std::to_string(size) + " bytes requested, but the action declares " +
-                         std::to_string(memory_size_) + " (ActionSpec::memory_bytes)");
+                         std::to_string(call.memory_size) + " (ActionSpec::memory_bytes)");
     if (align > 16) throw UsageError("action memory type needs more than 16-byte alignment");
+    return reinterpret_cast<std::byte*>(agent_->block_.get()) + call.memory_offset;
 }
 
 ResumeHandle ActionContext::suspend() const {

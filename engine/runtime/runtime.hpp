@@ -140,19 +140,17 @@ struct Runtime {
         return stopping;
     }
     template <class F> bool contained(NodeIndex n, F&& f);
-    ActionContext action_context(NodeIndex n) { return make_action_context(a, t.action_calls[n], b, n, dt); }
+    ActionContext action_context(NodeIndex n) { return make_action_context(a, t.action_calls[n], n, dt); }
     /// The context of action node `n` of `agent` (`call`: the node's record in its tree's
-    /// TreeData::action_calls; `block`: the agent's state block) for a tick of `tick_dt`: what every
-    /// call of an action's functions receives. Static so that world_tick's lean path, which builds no
-    /// Runtime, makes the same one.
-    static ActionContext make_action_context(Agent& agent, const ActionCall& call, std::byte* block, NodeIndex n, Duration tick_dt) {
+    /// TreeData::action_calls) for a tick of `tick_dt`: what every call of an action's functions
+    /// receives. Static so that world_tick's lean path, which builds no Runtime, makes the same one.
+    /// (The user memory is found when the action asks for it: ActionContext::user_memory.)
+    static ActionContext make_action_context(Agent& agent, const ActionCall& call, NodeIndex n, Duration tick_dt) {
         ActionContext ctx;
         ctx.agent_ = &agent;
-        ctx.node_ = n;
-        ctx.ports_ = call.ports;
+        ctx.ports_ = &call.ports;
         ctx.dt_ = tick_dt;
-        ctx.memory_ = block + call.memory_offset;
-        ctx.memory_size_ = call.memory_size;
+        ctx.node_ = n;
         return ctx;
     }
 
@@ -262,14 +260,20 @@ struct Runtime {
     /// tasks): the same as agent.tick_numbered(tick, dt, &frame) in every effect and error, with a lean
     /// path for the quiet event-mode tick whose only work is updating its running action again.
     /// Returns true when it was that quiet tick: the agent then has its action queued for its next
-    /// tick (has_pending_work() is true), so the World need not ask. Defined in runtime/world_tick.hpp,
+    /// tick (has_pending_work() is true), so the World need not ask; and the tick is not counted in
+    /// `frame` (the World counts it: an agent stepped, an event handled, a behavior updated). Defined in runtime/world_tick.hpp,
     /// inline, so that the World's loops have it in their own body.
     static bool world_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
     /// world_tick's continuation when the update of the quiet tick it began did anything but return
     /// Running with nothing else changed: on through the general path from the update's return
-    /// (finish_update, single_update_done, event_loop, finish_tick). `error`: what the update threw.
-    static void finish_world_update(Agent& agent, NodeIndex n, std::uint16_t head, Status s,
-                                    const std::exception_ptr& error, Duration dt, FrameMetrics& frame);
+    /// (finish_update, single_update_done, event_loop, finish_tick). What the update threw, if it
+    /// threw, is what keep_world_update_error kept (this call takes it).
+    static void finish_world_update(Agent& agent, NodeIndex n, std::uint16_t head, Status s, Duration dt,
+                                    FrameMetrics& frame);
+    /// world_tick's catch of the update: keeps the exception being handled for finish_world_update, in
+    /// a per-thread place (null at all other times), so that the lean path holds no exception_ptr of
+    /// its own (its construction and destruction were on every quiet tick).
+    static void keep_world_update_error() noexcept;
     /// Work flags that keep a queued node from being a plain per-frame update.
     static constexpr std::uint16_t kPendingWork = kStartPending | kChecksDirty | kTimerDue | kResumePending | kSuspended;
     void process(NodeIndex n);   // pops' bookkeeping (walk position, counts), then the node's work

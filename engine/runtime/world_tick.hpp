@@ -30,7 +30,9 @@ namespace ebt::detail {
 //     single_update_done, event_loop, finish_tick, as single_entry_tick and tick_numbered would).
 // It repeats the general path's bookkeeping for that one case: a change to what a tick, a pop or an
 // update counts or sets must be made here too (tests/differential_test.cpp's World test compares the
-// two after every frame and fails otherwise).
+// two after every frame and fails otherwise). Only the frame's counts of a quiet tick (one agent
+// stepped, one event handled, one behavior updated) are left to the caller, which adds them when it
+// returns true (World's count_quiet_ticks: the serial loop adds all of its frame's at once).
 inline bool Runtime::world_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame) {
     Agent& a = agent;
     // First what tick_numbered refuses (it throws the UsageError), then one test each for what the
@@ -43,8 +45,11 @@ inline bool Runtime::world_tick(Agent& agent, std::uint64_t tick, Duration dt, F
         a.tick_numbered(tick, dt, &frame);
         return false;
     }
+    // The clock after this tick: the test above keeps it within the clock's limit (no overflow), so
+    // "dt < next_deadline_ - clock_" is "clock_after < next_deadline_".
+    const TimePoint clock_after = a.clock_ + dt.count();
     if (a.mode_ != Mode::Event || a.listener_ || a.stopped_ || a.queue_size_ != 2 ||
-        dt.count() >= a.next_deadline_ - a.clock_) [[unlikely]] {
+        clock_after >= a.next_deadline_) [[unlikely]] {
         checked_tick(a, tick, dt, &frame);
         return false;
     }
@@ -75,28 +80,26 @@ inline bool Runtime::world_tick(Agent& agent, std::uint64_t tick, Duration dt, F
     // begun (tick_numbered), n popped and counted as visited (single_entry_tick).
     TickScope scope(a.in_tick_);
     a.ticks_ = tick;
-    a.clock_ += dt.count();
+    a.clock_ = clock_after;
     a.walk_pos_ = n;
     a.queue_head_ = static_cast<std::uint16_t>(head + 1u == t.layout.queue_capacity ? 0u : head + 1u);
     a.queue_size_ = 1;
     flags = static_cast<std::uint16_t>(flags & ~kQueued);
-    ++a.stats_.nodes_visited;
-    ++frame.events_handled;
+    ++a.stats_.nodes_visited;  // (the frame's events_handled: by the caller or finish_world_update)
     // The update, with the context the general path gives it.
-    ActionContext ctx = make_action_context(a, call, b, n, dt);
+    ActionContext ctx = make_action_context(a, call, n, dt);
     Status s = Status::Failure;
-    std::exception_ptr error;
     try {
         s = call.spec->update(ctx);
     } catch (...) {
-        error = std::current_exception();
+        keep_world_update_error();  // for finish_world_update, below
     }
-    if (!error && s == Status::Running && !a.listener_ && !a.abort_requested_ &&
+    // (An update that threw left s at Failure: "Running" also says it returned.)
+    if (s == Status::Running && !a.listener_ && !a.abort_requested_ &&
         (flags & (kSuspended | kQueued)) == 0 && a.queue_size_ == 1) [[likely]] {
         // Running and nothing else changed: counted as run_update counts; the queue put back as
         // single_update_done puts it back; the tick ended as finish_tick ends it (no abort is due).
-        ++a.stats_.updates;
-        ++frame.behaviors_updated;
+        ++a.stats_.updates;  // (the frame's behaviors_updated: by the caller)
         a.queue_head_ = head;
         a.queue_size_ = 2;
         flags = static_cast<std::uint16_t>(flags | kQueued);
@@ -107,7 +110,7 @@ inline bool Runtime::world_tick(Agent& agent, std::uint64_t tick, Duration dt, F
 #endif
         return true;
     }
-    finish_world_update(a, n, head, s, error, dt, frame);  // anything else
+    finish_world_update(a, n, head, s, dt, frame);  // anything else (a thrown exception included)
     return false;
 }
 

@@ -55,16 +55,17 @@ World::Slot& World::slot(std::uint32_t index) const noexcept {
     return chunks_[c][v - (std::uint64_t{kFirstChunk} << c)];
 }
 
-/// World::slot(index) for a loop that goes through the slots in order (World::step_serial): the chunk
-/// of the last slot found is kept, so that a slot of the same chunk costs a subtraction and a multiply
-/// instead of the chunk look-up. Chunks never move, and a chunk added meanwhile (an agent spawned by a
-/// tick) is another chunk: a kept chunk stays right.
+/// World::slot(index) for a loop that goes through the slots in ascending order (one call of
+/// World::step_serial): the chunk of the last slot found is kept, so that a slot of the same chunk
+/// costs a compare, a multiply and an add instead of the chunk look-up. As the indices only grow, an
+/// index below the kept chunk's end is in it. Chunks never move, and a chunk added meanwhile (an
+/// agent spawned by a tick) is another chunk: a kept chunk stays right.
 class World::SlotCursor {
 public:
     explicit SlotCursor(const World& world) : world_(world) {}
     Slot& operator[](std::uint32_t index) {
-        if (index - first_ >= size_) [[unlikely]] enter_chunk(index);  // (unsigned: an index before first_ too)
-        return chunk_[index - first_];
+        if (index >= end_) [[unlikely]] enter_chunk(index);
+        return *reinterpret_cast<Slot*>(origin_ + std::uintptr_t{index} * sizeof(Slot));
     }
 
 private:
@@ -72,14 +73,16 @@ private:
     void enter_chunk(std::uint32_t index) {
         const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
         const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
-        first_ = (kFirstChunk << c) - kFirstChunk;
-        size_ = kFirstChunk << c;
-        chunk_ = world_.chunks_[c].get();
+        const std::uint32_t first = (kFirstChunk << c) - kFirstChunk;
+        end_ = first + (kFirstChunk << c);  // (the last chunk's end is 2^32, 0 here: its slots enter it each time)
+        origin_ = reinterpret_cast<std::uintptr_t>(world_.chunks_[c].get()) - std::uintptr_t{first} * sizeof(Slot);
     }
     const World& world_;
-    std::uint32_t first_ = 0;  // the kept chunk's slots: [first_, first_ + size_)
-    std::uint32_t size_ = 0;
-    Slot* chunk_ = nullptr;
+    std::uint32_t end_ = 0;      // the kept chunk's slots end here
+    // The kept chunk's address less its first slot's index times a slot's size: slot `index` of the
+    // chunk is at origin_ + index * sizeof(Slot). (An integer: the address itself may be outside any
+    // allocation.)
+    std::uintptr_t origin_ = 0;
 };
 
 World::SlotRecord& World::record(std::uint32_t index) const noexcept {
@@ -704,10 +707,23 @@ std::uint32_t World::next_awake_far(std::uint32_t from, std::uint32_t end) const
     return end;
 }
 
-/// One agent's tick in a frame, with its time since its last tick; counts it in `m`. Slots never move
-/// and agents are freed only when no callback runs (at the end of the frame): `s` and its agent stay
-/// valid through the tick, even if the agent despawns itself or spawns others. Returns true when the
-/// tick was a quiet one (Runtime::world_tick): the agent then has work pending for its next tick.
+namespace {
+/// Counts `quiet` quiet ticks (Runtime::world_tick returned true, which counts them nowhere) in `m`:
+/// each stepped an agent, handled one event (the pop of its action) and updated one behavior, as the
+/// general path would have counted them. The serial loop (World::step_serial) counts its quiet ticks
+/// once, when it returns; a parallel task's World::tick_slot counts each.
+void count_quiet_ticks(FrameMetrics& m, std::uint32_t quiet) {
+    m.agents_stepped += quiet;
+    m.events_handled += quiet;
+    m.behaviors_updated += quiet;
+}
+}  // namespace
+
+/// One agent's tick in a frame, with its time since its last tick; counts it in `m` unless it is a
+/// quiet one. Slots never move and agents are freed only when no callback runs (at the end of the
+/// frame): `s` and its agent stay valid through the tick, even if the agent despawns itself or spawns
+/// others. Returns true when the tick was a quiet one (Runtime::world_tick): the agent then has work
+/// pending for its next tick, and the caller counts the tick (count_quiet_ticks).
 inline bool World::tick_agent(Slot& s, FrameMetrics& m) {
     Agent& a = *s.agent;
     const Duration dt(now_ - s.last_time);
@@ -717,25 +733,25 @@ inline bool World::tick_agent(Slot& s, FrameMetrics& m) {
     // its tick's counts to `m` itself. world_tick is tick_numbered with a lean path for a quiet tick,
     // inline here (runtime/world_tick.hpp).
     const bool quiet = detail::Runtime::world_tick(a, frame_, dt, m);
-    ++m.agents_stepped;
+    if (!quiet) ++m.agents_stepped;
     return quiet;
 }
 
 // Inline: the single-threaded loop calls it for every agent it steps.
-inline void World::step_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
+inline bool World::step_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
     // After a quiet tick (Runtime::world_tick) the agent stays awake: its running action is queued for
     // its next tick, and it is still live, since a despawn during its own tick asks it to abort (which
     // makes the tick not quiet). (A despawn clears the slot's awake bit itself, in any case.)
-    if (tick_agent(s, m)) return;
+    if (tick_agent(s, m)) return true;
     // schedule_after_step(index), with the state and the agent read once. The common case: the agent
     // is still live and has work pending (stays_awake), so it stays awake.
     if (schedule(index).state != State::Live) {
         clear_awake(index);
-        return;
+        return false;
     }
     const Agent& a = *s.agent;
-    if (a.has_pending_work()) return;
-    fall_asleep(index, a);
+    if (!a.has_pending_work()) fall_asleep(index, a);
+    return false;
 }
 
 bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
@@ -743,31 +759,36 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
     // to their blackboards, a resume): they are stepped in this frame too, so after each tick the
     // rest of the word is read again (and the next words are read only when the loop gets there).
     SlotCursor slots(*this);
+    // Quiet ticks, counted in m when the loop returns (count_quiet_ticks). (A tick that throws ends
+    // the frame, and step() then returns no metrics: the count need not be added on the way out.)
+    std::uint32_t quiet_ticks = 0;
     for (std::uint32_t i = next_awake(from, to); i < to;) {
         const std::uint32_t word = i / 64;
         const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
         const std::uint64_t below_to = word_end > to ? (std::uint64_t{1} << (to % 64)) - 1 : ~std::uint64_t{0};
-        std::uint64_t bits = awake_[word] & (~std::uint64_t{0} << (i % 64)) & below_to;  // slots [i, to) of the word
-        while (bits != 0) {
+        std::uint64_t unvisited = (~std::uint64_t{0} << (i % 64)) & below_to;  // slots [i, to) of the word
+        for (std::uint64_t bits = awake_[word] & unvisited; bits != 0; bits = awake_[word] & unvisited) {
             const auto bit = static_cast<std::uint32_t>(std::countr_zero(bits));
             const std::uint32_t index = word * 64 + bit;
+            // The slots after this one in the word, as they are after its tick: ~1 << bit has the bits
+            // above `bit` set (none for bit 63), without a shift by 64.
+            unvisited &= ~std::uint64_t{1} << bit;
             const SlotSchedule schedule_now = schedule(index);  // state and interval: one 8-byte read
             if (schedule_now.state != State::Live) {
                 clear_awake(index);
             } else if (schedule_now.interval <= 1 || (frame_ + index) % schedule_now.interval == 0) {  // LOD (lod_frame)
-                if (budget_ && m.agents_stepped >= budget_) {
+                if (budget_ && m.agents_stepped + quiet_ticks >= budget_) {
                     cursor_ = index;
+                    count_quiet_ticks(m, quiet_ticks);
                     return true;
                 }
-                step_slot(index, slots[index], m);
+                quiet_ticks += step_slot(index, slots[index], m) ? 1 : 0;
             }
-            // The slots after this one in the word, as they are now: ~1 << bit has the bits above `bit`
-            // set (none for bit 63), without a shift by 64.
-            bits = awake_[word] & (~std::uint64_t{1} << bit) & below_to;
         }
         if (word_end >= to) break;
         i = next_awake(static_cast<std::uint32_t>(word_end), to);
     }
+    count_quiet_ticks(m, quiet_ticks);
     return false;
 }
 
@@ -778,6 +799,7 @@ bool World::stays_awake(std::uint32_t index) const noexcept {
 World::SlotTick World::tick_slot(std::uint32_t index, FrameMetrics& m) {
     Slot& s = slot(index);
     const bool quiet = tick_agent(s, m);
+    if (quiet) count_quiet_ticks(m, 1);
     return {&*s.agent, quiet};
 }
 

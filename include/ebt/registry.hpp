@@ -209,10 +209,10 @@ public:
     NodeIndex node() const noexcept { return node_; }
 
     /// Reads the key bound to port `i` (ports in the order the spec declared them).
-    template <class T> const T& in(std::size_t i) const { return blackboard().get(Key<T>{ports_.at(i, "action")}); }
+    template <class T> const T& in(std::size_t i) const { return blackboard().get(Key<T>{ports_->at(i, "action")}); }
     /// Writes the key bound to port `i`; returns true when the value changed.
     template <class T> bool out(std::size_t i, const T& value) const {
-        return blackboard().set(Key<T>{ports_.at(i, "action")}, value);
+        return blackboard().set(Key<T>{ports_->at(i, "action")}, value);
     }
     /// Reads the key bound to the port called `port`. An unknown name throws UsageError listing the
     /// action's ports (inside a tick: the node fails, reported as an Error event).
@@ -223,8 +223,7 @@ public:
     /// This node's per-agent user memory (ActionSpec::memory_bytes bytes, zeroed when the run starts).
     template <class T> T& memory() const {
         static_assert(std::is_trivially_copyable_v<T>);
-        check_memory(sizeof(T), alignof(T));
-        return *reinterpret_cast<T*>(memory_);
+        return *static_cast<T*>(user_memory(sizeof(T), alignof(T)));
     }
 
     /// Suspends this run: the action gets no more updates until game code calls Agent::resume with the
@@ -235,20 +234,23 @@ private:
     friend class Agent;
     friend struct detail::Runtime;
     KeyId named(const PortName& port) const {
-        const KeyId key = ports_.find(port.hash);
+        const KeyId key = ports_->find(port.hash);
         if (key == kNoKey) [[unlikely]] no_such_port(port);
         return key;
     }
     [[noreturn]] void no_such_port(const PortName& port) const;
-    void check_memory(std::size_t size, std::size_t align) const;
+    /// memory<T>()'s out-of-line half: this node's user memory in the agent's state block, after
+    /// checking that `size` bytes at `align` fit the action's ActionSpec::memory_bytes (UsageError).
+    void* user_memory(std::size_t size, std::size_t align) const;
     void* user_object(std::uint16_t type, const char* who) const;
 
+    // Four members, so that the engine builds a context with four stores for every call of an
+    // action's functions (a quiet World tick builds one per agent-frame). The user memory's place and
+    // size are found from the agent and the node when memory<T>() asks (user_memory).
     Agent* agent_ = nullptr;
-    NodeIndex node_ = kNoNode;
-    detail::NodePorts ports_;
-    std::byte* memory_ = nullptr;
-    std::size_t memory_size_ = 0;
+    const detail::NodePorts* ports_ = nullptr;  // the node's ports, in its tree's compiled data
     Duration dt_{0};
+    NodeIndex node_ = kNoNode;
 };
 
 /// What a condition sees: read-only access to the agent's blackboard through its ports.

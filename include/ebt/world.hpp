@@ -436,7 +436,9 @@ private:
     /// With one thread: steps the awake agents of slots [from, to) in slot order, agents woken by an
     /// earlier tick included. Returns true when the budget stopped it (cursor_ is then where).
     bool step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
-    void step_slot(std::uint32_t slot, Slot& s, FrameMetrics& m);  // `s`: slot(slot)
+    /// step_serial's step of one slot (`s`: slot(slot)): its tick, then its sleep. Returns true for a
+    /// quiet tick, which it leaves to the caller to count in `m` (count_quiet_ticks in world.cpp).
+    bool step_slot(std::uint32_t slot, Slot& s, FrameMetrics& m);
     /// What a parallel task's tick of a slot leaves (tick_slot): the agent ticked (still there after the
     /// tick: agents are freed at the end of the frame, so the task need not look its slot up again to
     /// settle it) and whether the tick was a quiet one (Runtime::world_tick: the agent stays awake with
@@ -446,7 +448,7 @@ private:
         bool quiet = false;
     };
     SlotTick tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick; the rest is schedule_after_step
-    bool tick_agent(Slot& s, FrameMetrics& m);            // tick_slot, the slot's address known; true: a quiet tick
+    bool tick_agent(Slot& s, FrameMetrics& m);            // tick_slot, the slot's address known; true: a quiet tick (not counted in m)
     /// After its tick: the agent is live with work pending, so it stays awake and needs no scheduling.
     bool stays_awake(std::uint32_t slot) const noexcept;
     // Parallel stepping (engine/world/parallel_phase.cpp): the task arena and per-thread buffers.
