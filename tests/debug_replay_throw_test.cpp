@@ -13,6 +13,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -312,4 +314,36 @@ TEST_CASE("replay throw: versions 1 to 3 are read; in a version 2 file, a frame 
           "identical for 4 frames; the recording's step of frame 4 threw (a version 2 recording does not say where): the replay stops there");
     without_end[8] = std::byte{3};  // a version 3 recorder ends every frame: two steps in one frame are a corrupt file
     CHECK(replay_summary(without_end).find("corrupt: two Step records in frame 4") != std::string::npos);
+}
+
+TEST_CASE("replay throw: corrupting a Threw record replays, diverges, stops or is refused with FileFormatError") {
+    // A cheap relative of fuzz/recording_fuzzer.cpp over the new record: every byte of each Threw
+    // record of the depot recording and of the FrameEnd after it, flipped three ways.
+    const DepotRun run = record_depot(1, Mode::Event);
+    std::vector<std::size_t> threw_at;
+    const std::string message = "crate copy refused";
+    for (std::size_t i = 0; i + 3 + message.size() < run.bytes.size(); ++i)
+        if (run.bytes[i] == std::byte{19} && run.bytes[i + 2] == static_cast<std::byte>(message.size()) &&
+            std::memcmp(run.bytes.data() + i + 3, message.data(), message.size()) == 0)
+            threw_at.push_back(i);
+    REQUIRE(threw_at.size() == 2);
+    int refused = 0, diverged = 0, other = 0;
+    for (const std::size_t start : threw_at) {
+        for (std::size_t i = start; i < std::min(run.bytes.size(), start + 60); ++i) {
+            for (const unsigned flip : {0x01u, 0x80u, 0xFFu}) {
+                std::vector<std::byte> bytes = run.bytes;
+                bytes[i] ^= static_cast<std::byte>(flip);
+                try {
+                    debug::Replay replay(std::move(bytes), "rec");
+                    if (replay.run()) ++other;  // identical, or stopped before a frame (cut, or a throw it cannot make)
+                    else ++diverged;
+                } catch (const debug::FileFormatError&) {
+                    ++refused;
+                }
+            }
+        }
+    }
+    CHECK(refused > 0);
+    CHECK(diverged > 0);
+    MESSAGE("Threw corruptions: ", refused, " refused, ", diverged, " diverged, ", other, " replayed or stopped");
 }
