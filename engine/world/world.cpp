@@ -330,7 +330,7 @@ AgentHandle World::spawn(Tree tree, SpawnOptions options) {
     const AgentHandle handle{index, r.generation};
     if (in_step_) {
         schedule(index).state = State::Joining;
-        pending_spawns_.push_back(PendingSpawn{index, std::move(tree), std::move(options)});
+        pending_spawns_.push_back(PendingSpawn{index, std::move(tree), std::move(options), {}});
     } else {
         // Between frames, even from a callback: slots never move, so creating an agent cannot disturb one
         // that is running user code.
