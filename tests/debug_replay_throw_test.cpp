@@ -88,7 +88,7 @@ struct DepotRun {
 /// at the depot's `crate` key (its alarm and count were published, its crate and tail and the yard's
 /// gate not), and frame 6's end: a change slot of the depot's `count`, as frame 6 publishes it,
 /// recruits two agents (before the parallel phase, where a spawn is allowed at 2 threads too), and
-/// the first (with a crate to copy) cannot join while the second does. Before frame 8 the game spawns
+/// the first (a hauler: its `load` crate to copy) cannot join while the second does. Before frame 8 the game spawns
 /// one more agent, which takes the refused recruit's slot.
 DepotRun record_depot(std::uint32_t threads, Mode mode) {
     Registry game;
@@ -120,10 +120,12 @@ DepotRun record_depot(std::uint32_t threads, Mode mode) {
         const KeyId count = 1;  // the depot's keys as the hauler declares them: alarm, count, crate, tail
         const auto recruiting = depot.changes().connect([&](const SharedBlackboard&, KeyId key) {
             if (world.frame() != 6 || key != count) return;
-            run.refused_recruit = world.spawn(hauler, {.mode = mode, .shared = {{"depot", &depot}, {"yard", &yard}},
-                                                       .blackboard = {{"load", Crate{5}}}});
+            run.refused_recruit = world.spawn(hauler, {.mode = mode, .shared = {{"depot", &depot}, {"yard", &yard}}});
             run.joined_recruit = world.spawn(boss, {.mode = mode});
-            crate_copies_refused = true;  // the first recruit's join copies its crate: refused
+            // The first recruit's join copies its key's initial crate into its block: refused. (Not an
+            // initial value given to spawn: Value's copy constructor, which copies those as the agent
+            // is made, does not free its storage when the value's copy throws; LeakSanitizer reports it.)
+            crate_copies_refused = true;
         });
         for (int i = 0; i < 4; ++i) world.spawn(hauler, {.mode = mode, .shared = {{"depot", &depot}, {"yard", &yard}}});
         world.spawn(boss, {.mode = mode});
