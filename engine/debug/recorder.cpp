@@ -198,7 +198,31 @@ struct Recorder::Impl final : WorldInputObserver, WorldListener {
             }
         }
     }
-    void on_step_end(const FrameMetrics&) override {
+    void on_step_end(const FrameMetrics&) override { end_frame(); }
+    /// A step that threw: where (a Threw record), then the frame's end as after any step.
+    void on_step_threw(const StepThrow& what) override {
+        ByteWriter& w = record(Tag::Threw);
+        w.u8(static_cast<std::uint8_t>(what.stage));
+        w.string(what.message);
+        w.varint(what.shared);
+        w.varint(what.stage == StepThrow::Stage::Publish ? first_unpublished_key(what.shared) : 0);
+        w.varint(what.joins_refused.size());
+        for (const AgentHandle h : what.joins_refused) recording::write_handle(w, h);
+        end_frame();
+    }
+    /// The key at which the publish of shared blackboard `index` threw: the first one whose pending
+    /// value still differs from its published one (the keys before it were published).
+    KeyId first_unpublished_key(std::uint32_t index) const {
+        if (index >= shared.size()) return 0;
+        const SharedBlackboard& b = *shared[index].blackboard;
+        for (KeyId k = 0; k < b.schema().size(); ++k) {
+            const TypeInfo* type = b.schema().info(k).type;
+            if (recording::value_bytes(type, b.pending_value(k)) != recording::value_bytes(type, b.published(k))) return k;
+        }
+        return 0;
+    }
+    /// The frame's FrameEnd (state hash, lifecycle digests), written and flushed.
+    void end_frame() {
         ByteWriter& w = record(Tag::FrameEnd);
         w.u64(world->state_hash());
         std::sort(touched.begin(), touched.end());

@@ -24,8 +24,9 @@ using io::ByteReader;
 using io::ByteWriter;
 
 inline constexpr std::string_view kMagic{"EBTREC\0\0", 8};
-/// Version 2 added the Loose and Restart records; a version 1 file is read as it is.
-inline constexpr std::uint32_t kVersion = 2;
+/// Version 2 added the Loose and Restart records, version 3 the Threw record (a step that threw);
+/// version 1 and 2 files are read as they are.
+inline constexpr std::uint32_t kVersion = 3;
 inline constexpr std::uint32_t kOldestVersion = 1;
 
 /// The tag byte in front of every record.
@@ -48,8 +49,12 @@ enum class Tag : std::uint8_t {
     End = 16,
     Loose = 17,    // an input made during a frame outside any action call (a listener, a change slot)
     Restart = 18,  // Agent::restart
+    Threw = 19,    // the frame's step threw: where (StepThrow), before the frame's FrameEnd
 };
-inline constexpr std::uint8_t kLastTag = 18;
+inline constexpr std::uint8_t kLastTag = 19;
+/// The first version with the Threw record: in an older file, a frame whose step threw has no
+/// FrameEnd (the next Step follows).
+inline constexpr std::uint32_t kThrewVersion = 3;
 
 /// Which callback of an action a Call record is.
 enum class CallKind : std::uint8_t { Initialize = 0, Update = 1, Terminate = 2 };

@@ -13,11 +13,13 @@
 
 #include <pugixml.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <exception>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <type_traits>
@@ -62,6 +64,7 @@ struct Item {
     std::vector<Item> effects;                                                   // Call
     std::vector<recording::TraceDigest> digests;                                 // FrameEnd (hash in `hash`)
     std::vector<std::uint64_t> digest_hashes;                                    // FrameEnd
+    std::vector<AgentHandle> handles;                                            // Threw: the joins refused
 };
 
 std::string value_bytes(ByteReader& in) { return in.string(); }
@@ -174,6 +177,16 @@ void read_fields(ByteReader& in, Item& it, int depth) {
         break;
     }
     case Tag::End: it.a = in.varint(); break;
+    case Tag::Threw: {
+        it.kind = in.u8();  // StepThrow::Stage
+        if (it.kind > static_cast<std::uint8_t>(StepThrow::Stage::Other)) in.fail("corrupt: step stage " + std::to_string(it.kind));
+        it.s1 = in.string();
+        it.a = in.varint();  // Publish: the shared blackboard
+        it.b = in.varint();  // Publish: the key that was not published
+        const std::uint64_t n = in.count("refused joins");
+        for (std::uint64_t i = 0; i < n; ++i) it.handles.push_back(recording::read_handle(in));
+        break;
+    }
     }
 }
 
@@ -242,10 +255,20 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     /// cut short). The game stopped (crashed) there; every whole frame before it was replayed.
     bool cut = false;
     bool cut_inside_frame = false;
+    /// The file's format version (recording_format.hpp).
+    std::uint32_t version = 0;
+    /// The current frame's Threw record (its step threw in the recording), or null.
+    const Item* frame_throw = nullptr;
+    /// The recorded step of frame `frame` threw where a replay cannot make it throw (an agent's tick
+    /// refused, the recorder's own exception, or a version 2 file that does not say where): the replay
+    /// stops before that frame, and this says why.
+    std::string unreplayable_throw;
+    /// The frames whose step threw, as in the recording, with the message.
+    std::vector<ThrownStep> thrown_steps;
 
     Impl(std::vector<std::byte> b, std::string n, ReplayOptions o)
         : bytes(std::move(b)), name(std::move(n)), options(o), in(bytes.data(), bytes.size(), name) {
-        in.header(recording::kMagic, "ebt recording", recording::kOldestVersion, recording::kVersion);
+        version = in.header(recording::kMagic, "ebt recording", recording::kOldestVersion, recording::kVersion);
         world = std::make_unique<World>();
         world->set_input_observer(this);
         world->add_listener(this);
@@ -279,6 +302,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
         case Tag::Loose:
             return "an input from a listener or change slot after " + std::to_string(it.a) + " lifecycle events of the frame";
         case Tag::FrameEnd: return "the end of the frame";
+        case Tag::Threw: return "the end of a frame whose step threw '" + it.s1 + "'";
         case Tag::Step: return "the next frame";
         default: return "record " + std::to_string(static_cast<int>(it.tag));
         }
@@ -316,6 +340,7 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     }
     bool read_frame_items() {
         bool stepped = false;
+        bool threw = false;
         for (;;) {
             if (in.at_end()) {
                 cut = cut_inside_frame = true;
@@ -337,9 +362,20 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
                 continue;
             }
             if (it.tag == Tag::Step) {
+                if (stepped && version < recording::kThrewVersion) {
+                    // An older recorder wrote no end for a frame whose step threw: the next frame follows.
+                    unreplayable_throw = "the recording's step of frame " + std::to_string(frame) +
+                                         " threw (a version " + std::to_string(version) + " recording does not say where)";
+                    frame_items.clear();
+                    return false;
+                }
                 if (stepped) in.fail("corrupt: two Step records in frame " + std::to_string(frame));
                 stepped = true;
             }
+            if (it.tag == Tag::Threw && (!stepped || threw))
+                in.fail("corrupt: a Threw record " + std::string(stepped ? "twice" : "before the step") + " in frame " + std::to_string(frame));
+            if (threw && it.tag != Tag::FrameEnd) in.fail("corrupt: a Threw record not followed by the frame's end");
+            threw = threw || it.tag == Tag::Threw;
             const bool end = it.tag == Tag::FrameEnd;
             if (end && !stepped) in.fail("corrupt: a frame end without its step");
             frame_items.push_back(std::move(it));
@@ -512,10 +548,10 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             }
             if (which == Items::Frame && it->tag == Tag::Step) {
                 if (options.break_at && *options.break_at == frame) replay_breakpoint(frame);
-                world->step(Duration(static_cast<std::int64_t>(it->a)));
-                if (file_error) std::rethrow_exception(file_error);
+                step_world(Duration(static_cast<std::int64_t>(it->a)));
                 continue;
             }
+            if (which == Items::Frame && it->tag == Tag::Threw) continue;  // (step_world made the step throw there)
             if (which == Items::Frame && it->tag == Tag::FrameEnd) {
                 check_frame_end(*it);
                 break;
@@ -527,6 +563,27 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             apply(*it);  // (a Step, FrameEnd or Loose among a call's effects: a corrupt file)
             if (which == Items::Frame && file_error) std::rethrow_exception(file_error);
         }
+    }
+
+    /// Steps the replayed world one frame. A step that throws must be one the recording says threw,
+    /// with the same message (the replay made it throw at the same place: on_publish, spawn), and
+    /// one that returns must be one that did; otherwise that is the divergence.
+    void step_world(Duration dt) {
+        std::optional<std::string> threw;
+        try {
+            world->step(dt);
+        } catch (const FileFormatError&) {
+            throw;
+        } catch (const std::exception& e) {
+            threw = e.what();
+        } catch (...) {
+            threw = "unknown exception";
+        }
+        if (file_error) std::rethrow_exception(file_error);
+        const std::string expected = frame_throw ? "a step that throws '" + frame_throw->s1 + "'" : "a step that returns";
+        if (threw && (!frame_throw || *threw != frame_throw->s1)) diverge({}, {}, expected, "a step that throws '" + *threw + "'");
+        else if (!threw && frame_throw) diverge({}, {}, expected, "a step that returns");
+        else if (threw) thrown_steps.push_back(ThrownStep{frame, *threw});
     }
 
     /// Applies one record. What the World or a blackboard refuses (a spawn with bindings the tree does
@@ -645,6 +702,10 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
             });
         }
         const AgentHandle got = world->spawn(trees[it.a], std::move(o));
+        // A spawn whose join the recorded frame's end refused (a value's copy threw) fails to join alike.
+        if (frame_throw && world->in_step() &&
+            std::find(frame_throw->handles.begin(), frame_throw->handles.end(), got) != frame_throw->handles.end())
+            detail::EngineAccess::refuse_join(*world, got, frame_throw->s1);
         if (got != it.agent) diverge(it.agent, {}, "spawn to return " + handle_text(it.agent), "spawn returned " + handle_text(got));
     }
 
@@ -652,17 +713,33 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
     void on_step(Duration) override { frame_events = 0; }  // as the recorder counts: not the events between frames
     void on_publish() override {
         // The recorded pending values go in just before the publish, as they were in the recorded frame.
+        // When the recorded publish threw at shared blackboard T, key K (a value's copy), the values it
+        // did not reach (T's keys from K on, the blackboards after T) go in after the ones it published
+        // (the blackboards up to T, T's keys before K) have been published here, and the step throws
+        // from here with the recorded message: the frame goes on as the recorded one did.
+        const Item* threw = frame_throw && frame_throw->kind == static_cast<std::uint8_t>(StepThrow::Stage::Publish) ? frame_throw : nullptr;
+        std::vector<const Item*> not_reached;
         while (!divergence) {
             Item* it = peek();
             if (!it || it->tag != Tag::SharedWrite) break;
             take();
-            if (it->a >= shared.size()) in.fail("corrupt: shared blackboard " + std::to_string(it->a));
-            SharedBlackboard& b = *shared[it->a];
-            if (it->b >= b.schema().size() || !recording::valid_value(b.schema().info(static_cast<KeyId>(it->b)).type, it->s1))
-                in.fail("corrupt: a shared write to key " + std::to_string(it->b));
-            recording::with_value(b.schema().info(static_cast<KeyId>(it->b)).type, it->s1,
-                                  [&](const void* value) { b.set_raw(static_cast<KeyId>(it->b), value); });
+            if (threw && (it->a > threw->a || (it->a == threw->a && it->b >= threw->b))) not_reached.push_back(it);
+            else set_pending(*it);
         }
+        if (!threw || divergence) return;
+        if (threw->a >= shared.size()) in.fail("corrupt: shared blackboard " + std::to_string(threw->a) + " of a publish that threw");
+        for (std::size_t i = 0; i <= threw->a; ++i) shared[i]->publish();
+        for (const Item* it : not_reached) set_pending(*it);
+        throw std::runtime_error(threw->s1);
+    }
+    /// A recorded SharedWrite: the pending value of a shared blackboard's key.
+    void set_pending(const Item& it) {
+        if (it.a >= shared.size()) in.fail("corrupt: shared blackboard " + std::to_string(it.a));
+        SharedBlackboard& b = *shared[it.a];
+        if (it.b >= b.schema().size() || !recording::valid_value(b.schema().info(static_cast<KeyId>(it.b)).type, it.s1))
+            in.fail("corrupt: a shared write to key " + std::to_string(it.b));
+        recording::with_value(b.schema().info(static_cast<KeyId>(it.b)).type, it.s1,
+                              [&](const void* value) { b.set_raw(static_cast<KeyId>(it.b), value); });
     }
     void after_publish() override { apply_loose(); }
     void on_step_end(const FrameMetrics&) override {}
@@ -732,13 +809,28 @@ struct Replay::Impl final : WorldInputObserver, WorldListener {
 
     // ---- one frame ----------------------------------------------------------------------------------------------
     bool step() {
-        if (finished || cut || divergence || file_error) return false;
+        if (finished || cut || divergence || file_error || !unreplayable_throw.empty()) return false;
         if (!read_frame()) {
             finished = !cut;
             return false;
         }
         traces.clear();
+        frame_throw = nullptr;
+        for (const Item& it : frame_items)
+            if (it.tag == Tag::Threw) frame_throw = &it;
+        if (frame_throw && (frame_throw->kind == static_cast<std::uint8_t>(StepThrow::Stage::Tick) ||
+                            frame_throw->kind == static_cast<std::uint8_t>(StepThrow::Stage::Other))) {
+            // Nothing the replay controls makes an agent's tick refused (game code misused the agent,
+            // which a recording does not hold) or the recorder throw: stop before the frame.
+            unreplayable_throw = "the recording's step of frame " + std::to_string(frame) + " threw '" + frame_throw->s1 + "' " +
+                                 (frame_throw->kind == static_cast<std::uint8_t>(StepThrow::Stage::Tick)
+                                      ? "as an agent's tick was refused (game code misused the agent)"
+                                      : "from the recorder");
+            frame_throw = nullptr;
+            return false;
+        }
         apply_items(frame_items, Items::Frame);
+        frame_throw = nullptr;
         if (divergence) return false;
         ++frame;
         return true;
@@ -761,6 +853,7 @@ bool Replay::run() {
 }
 bool Replay::finished() const noexcept { return impl_->finished; }
 bool Replay::cut() const noexcept { return impl_->cut; }
+const std::vector<ThrownStep>& Replay::thrown_steps() const noexcept { return impl_->thrown_steps; }
 const std::optional<Divergence>& Replay::divergence() const noexcept { return impl_->divergence; }
 std::uint64_t Replay::frames() const noexcept { return impl_->frame; }
 World& Replay::world() noexcept { return *impl_->world; }
@@ -768,13 +861,19 @@ World& Replay::world() noexcept { return *impl_->world; }
 std::string Replay::summary() const {
     if (impl_->divergence) return impl_->divergence->message();
     const std::string frames = std::to_string(impl_->frame);
+    if (!impl_->unreplayable_throw.empty())
+        return "identical for " + frames + " frames; " + impl_->unreplayable_throw + ": the replay stops there";
+    std::string thrown;  // "; the steps of frames 3, 6 threw, as recorded"
+    for (const ThrownStep& t : impl_->thrown_steps) thrown += (thrown.empty() ? "" : ", ") + std::to_string(t.frame);
+    if (!thrown.empty())
+        thrown = std::string("; the step") + (impl_->thrown_steps.size() > 1 ? "s of frames " : " of frame ") + thrown + " threw, as recorded";
     if (impl_->cut_inside_frame)
         return "identical for " + frames + " frames; the recording ends inside frame " + frames +
                " (cut short: the game stopped while it was written)";
     if (impl_->cut)
         return "identical for " + frames + " frames; the recording ends there without its end record (the game stopped in frame " +
                frames + ", before Recorder::stop())";
-    return std::string(impl_->finished ? "identical after " : "identical so far after ") + std::to_string(impl_->frame) + " frames";
+    return std::string(impl_->finished ? "identical after " : "identical so far after ") + std::to_string(impl_->frame) + " frames" + thrown;
 }
 
 }  // namespace ebt::debug

@@ -218,6 +218,11 @@ Status Agent::tick(Duration dt) {
 }
 
 Status Agent::tick_numbered(std::uint64_t tick, Duration dt, FrameMetrics* frame) {
+    // A tick its host asked for (a World's step passes its FrameMetrics) and that is refused below:
+    // the host takes the time it handed out back first (AgentHost::on_tick_refused).
+    if (frame && host_ &&
+        (in_tick_ || tick < ticks_ || dt.count() < 0 || !block_ || dt.count() > limits::kMaxClockMicroseconds - clock_))
+        host_->on_tick_refused(host_slot_, dt.count());
     if (in_tick_) throw UsageError("Agent::tick() called from inside a tick of the same agent");
     if (tick < ticks_) throw UsageError("Agent::tick_numbered(): tick numbers must not go backwards");
     if (dt.count() < 0) throw UsageError("Agent::tick() with a negative dt");

@@ -51,6 +51,19 @@ constexpr std::size_t kInlineBelow = 2 * kGrain;
 /// whole list. A squad's agents, spawned together, sit within a few hundred slots.
 constexpr std::uint32_t kRouteSpanLimit = 4096;
 
+/// For the whole of a task: its buffer's release (ParallelBuffer::note_task_done) when the task ends,
+/// also when a tick throws out of it, so that the calling thread's acquire after the phase orders
+/// everything the task wrote before what the apply reads (ThreadSanitizer cannot see TBB's own wait).
+/// And an acquire when the task starts: an arena slot, and with it the buffer, can pass from one
+/// thread to another within a phase, and the thread before released the buffer at its task's end.
+struct TaskDone {
+    detail::ParallelBuffer& buffer;
+    explicit TaskDone(detail::ParallelBuffer& b) : buffer(b) { static_cast<void>(buffer.tasks_done.load(std::memory_order_acquire)); }
+    ~TaskDone() { buffer.note_task_done(); }
+    TaskDone(const TaskDone&) = delete;
+    TaskDone& operator=(const TaskDone&) = delete;
+};
+
 /// While a task runs on a thread: what it adds to the thread's buffer (agents for the apply, shared
 /// writes) is kept as one TaskRecord, also when a tick throws out of the task.
 struct TaskScope {
@@ -131,6 +144,7 @@ detail::ParallelBuffer& World::ParallelState::this_thread_buffer() {
 void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::uint32_t end) {
     static_cast<void>(phase.load(std::memory_order_acquire));  // (for TSan: see `phase`)
     detail::ParallelBuffer& buffer = this_thread_buffer();
+    const TaskDone done{buffer};  // (last: publishes the buffer, also when a tick throws)
 #ifdef EBT_TASK_PROBE
     const std::int64_t probe_start = probe::now_ns();
     const auto probe_ticked = buffer.metrics.agents_stepped;
@@ -186,19 +200,18 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                                             static_cast<std::uint32_t>(buffer.metrics.agents_stepped - probe_ticked)});
     }
 #endif
-    buffer.note_task_done();
 }
 
 void World::ParallelState::tick_listed(World& world, std::size_t begin, std::size_t end) {
     static_cast<void>(phase.load(std::memory_order_acquire));  // (for TSan: see `phase`)
     detail::ParallelBuffer& buffer = this_thread_buffer();
+    const TaskDone done{buffer};  // (as in tick_slots)
     {
         TaskScope task{buffer, static_cast<std::uint32_t>(begin)};
         detail::ParallelTick tick{&world, 0, &buffer};  // (as in tick_slots)
         TickScope tick_scope(tick);
         for (std::size_t pos = begin; pos < end; ++pos) tick_one(world, step_list[pos], buffer, tick, false);
     }
-    buffer.note_task_done();
 }
 
 inline void World::ParallelState::tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer,
@@ -455,15 +468,26 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
 #ifdef EBT_TASK_PROBE
         const std::int64_t probe_start = probe::now_ns();
 #endif
+        // Every task's buffer (and the agents it ticked) is acquired after the phase, also when a
+        // tick threw out of it: TBB waits for the other tasks before it rethrows, in code TSan cannot
+        // see (each task's release is its TaskDone, which runs when its tick throws as well).
+        const auto acquire_tasks = [&p] {
+            for (const detail::ParallelBuffer& buffer : p.buffers) static_cast<void>(buffer.tasks_done.load(std::memory_order_acquire));
+        };
         const std::size_t units = (n + unit - 1) / unit;
         const std::size_t grain_units = grain / unit;
-        p.arena.execute([&task, units, grain_units] {
-            tbb::parallel_for(tbb::blocked_range<std::size_t>(0, units, grain_units), task);
-        });
+        try {
+            p.arena.execute([&task, units, grain_units] {
+                tbb::parallel_for(tbb::blocked_range<std::size_t>(0, units, grain_units), task);
+            });
+        } catch (...) {
+            acquire_tasks();
+            throw;
+        }
 #ifdef EBT_TASK_PROBE
         probe::store().phases.push_back(probe::PhaseNote{probe_start, probe::now_ns(), grain, n, awake});
 #endif
-        for (const detail::ParallelBuffer& buffer : p.buffers) static_cast<void>(buffer.tasks_done.load(std::memory_order_acquire));
+        acquire_tasks();
     }
     parallel_phase_ = false;
     for (const detail::ParallelBuffer& buffer : p.buffers) {

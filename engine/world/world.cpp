@@ -16,6 +16,7 @@
 #include <bit>
 #include <cstring>
 #include <exception>
+#include <stdexcept>
 #include <functional>
 #include <limits>
 #include <string>
@@ -252,6 +253,7 @@ std::uint64_t World::publish_shared() {
         } catch (...) {
             // A value whose copy threw (the step throws it): this blackboard and the ones after it
             // publish in the next step, and the changes collected for the phase are routed now.
+            publish_threw_ = index;
             shared_written_.insert(shared_written_.end(), batch.begin() + static_cast<std::ptrdiff_t>(k), batch.end());
             if (deferring) {
                 deferring->collecting_routes = false;
@@ -331,7 +333,7 @@ AgentHandle World::spawn(Tree tree, SpawnOptions options) {
     const AgentHandle handle{index, r.generation};
     if (in_step_) {
         schedule(index).state = State::Joining;
-        pending_spawns_.push_back(PendingSpawn{index, std::move(tree), std::move(options)});
+        pending_spawns_.push_back(PendingSpawn{index, std::move(tree), std::move(options), {}});
     } else {
         // Between frames, even from a callback: slots never move, so creating an agent cannot disturb one
         // that is running user code.
@@ -586,6 +588,14 @@ void World::release_state_block(std::uint32_t index, std::size_t bytes, void* bl
 
 void World::on_agent_restart(std::uint32_t index) {
     if (input_observer_ && schedule(index).state == State::Live) input_observer_->on_restart(handle_of(index));
+}
+
+void World::on_tick_refused(std::uint32_t index, std::int64_t dt_us) noexcept {
+    // tick_agent set the slot's last tick time to now_ before the agent refused the tick: put back
+    // the time before, so that the agent's next tick has this frame's time as well, like an agent
+    // the frame did not reach (docs/world.md, "A step that throws"). Only this slot's own field, on
+    // the thread that ticks it.
+    slot(index).last_time = now_ - dt_us;
 }
 
 void World::set_input_observer(WorldInputObserver* observer) {
@@ -904,10 +914,13 @@ FrameMetrics World::step(Duration dt) {
     // or those agents would refuse its tick). docs/world.md, "A step that throws".
     const std::uint32_t cursor_before = cursor_;
     std::uint64_t publish_errors = 0;
+    publish_threw_.reset();
+    joins_refused_.clear();
     try {
         publish_errors = run_frame(dt, m);
     } catch (...) {
         finish_thrown_frame(cursor_before);
+        if (input_observer_) tell_step_threw(std::current_exception());
         throw;
     }
     ++frame_;
@@ -926,9 +939,11 @@ std::uint64_t World::run_frame(Duration dt, FrameMetrics& m) {
 
     // Shared blackboards publish last frame's writes (and game code's since): the snapshot this frame reads.
     // (By index: a change slot may create a shared blackboard.)
+    frame_stage_ = StepThrow::Stage::Publish;
     if (input_observer_) input_observer_->on_publish();
     const std::uint64_t publish_errors = publish_shared();
     if (input_observer_) input_observer_->after_publish();
+    frame_stage_ = StepThrow::Stage::Tick;
 
     // Deadlines that fall due in this frame wake their agents.
     const auto order = [](const TimerEntry& x, const TimerEntry& y) { return later(x, y); };
@@ -964,6 +979,7 @@ std::uint64_t World::run_frame(Duration dt, FrameMetrics& m) {
         cursor_ = 0;
     }
 
+    frame_stage_ = StepThrow::Stage::Join;
     finish_frame();
     end_phase(&StepPhaseTimes::after);
     return publish_errors;
@@ -1067,14 +1083,57 @@ void World::finish_frame() {
         spawns.swap(pending_spawns_);
         for (auto& p : spawns) {
             try {
+                if (!p.refusal.empty()) throw std::runtime_error(p.refusal);  // refuse_join (a replay)
                 materialize(p.slot, std::move(p.tree), p.options);
             } catch (...) {
                 if (!join_error) join_error = std::current_exception();
+                if (input_observer_) joins_refused_.push_back(AgentHandle{p.slot, record(p.slot).generation});
                 cancel_join(p.slot);
             }
         }
     }
     if (join_error) std::rethrow_exception(join_error);
+}
+
+bool detail::EngineAccess::refuse_join(World& world, AgentHandle h, std::string message) {
+    return world.refuse_join(h, std::move(message));
+}
+
+bool World::refuse_join(AgentHandle h, std::string message) {
+    if (!in_step_ || !valid(h) || schedule(h.index).state != State::Joining) return false;
+    for (PendingSpawn& p : pending_spawns_) {
+        if (p.slot != h.index) continue;
+        p.refusal = message.empty() ? std::string("unknown exception") : std::move(message);
+        return true;
+    }
+    return false;
+}
+
+void World::tell_step_threw(const std::exception_ptr& error) noexcept {
+    // Where the frame was cut short, for the input observer (a recorder): what the frame had reached
+    // when it threw (run_frame's stage), the shared blackboard whose publish threw, if one did, and
+    // the joins its end refused.
+    try {
+        StepThrow what;
+        what.stage = frame_stage_;
+        if (publish_threw_) {
+            what.stage = StepThrow::Stage::Publish;
+            what.shared = *publish_threw_;
+        } else if (frame_stage_ == StepThrow::Stage::Publish) {
+            what.stage = StepThrow::Stage::Other;  // on_publish or after_publish threw
+        }
+        try {
+            std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+            what.message = e.what();
+        } catch (...) {
+            what.message = "unknown exception";
+        }
+        what.joins_refused = joins_refused_;
+        input_observer_->on_step_threw(what);
+    } catch (...) {
+        // (The observer's own exception, or memory running out: the step's exception is the one that leaves.)
+    }
 }
 
 void World::cancel_join(std::uint32_t index) {

@@ -52,6 +52,7 @@
 #include <array>
 #include <bit>
 #include <chrono>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <span>
@@ -133,6 +134,24 @@ struct StepPhaseTimes {
     std::chrono::nanoseconds after{0};   // the budget's count, frees and joins at the end of the frame
 };
 
+/// Where a World::step that threw was cut short (docs/world.md, "A step that throws"), for its input
+/// observer (WorldInputObserver::on_step_threw), which a recorder writes down so that a replay can
+/// make its step throw at the same place.
+struct StepThrow {
+    enum class Stage : std::uint8_t {
+        Publish,  // a shared blackboard's publish threw (a value's copy): `shared` says which
+        Tick,     // an agent's tick was refused (game code misused the agent, docs/world.md)
+        Join,     // a spawn made in the frame could not join at its end (a value's copy, memory)
+        Other,    // the input observer threw (on_publish, after_publish)
+    };
+    Stage stage = Stage::Other;
+    std::string message;  // the exception's what(), "unknown exception" for one that is not a std::exception
+    std::uint32_t shared = 0;  // Publish: the shared blackboard's index, in the order they were created
+    /// The spawns of the frame its end cancelled because they could not join (at any stage: a frame
+    /// that threw earlier still joins its spawns), in the order they were tried.
+    std::vector<AgentHandle> joins_refused;
+};
+
 /// Hears every input game code gives a World, for a recorder (debug::Recorder): what a replay must
 /// feed a new World to run it again. Set with World::set_input_observer (one at a time, not owned);
 /// a World without one tests one pointer per call. Called synchronously from the World's functions
@@ -173,6 +192,9 @@ public:
     virtual void before_event(AgentHandle /*handle*/, const TraceEvent& /*event*/) {}
     /// In step(), just after the shared blackboards published (and their change slots ran).
     virtual void after_publish() {}
+    /// A step that threw, in place of on_step_end: after its frame was finished (frees, joins), just
+    /// before the exception leaves step(). An exception from it is dropped (the step's own leaves).
+    virtual void on_step_threw(const StepThrow& /*what*/) {}
 };
 
 /// Hot reload (World::reload; docs/hot_reload.md): what replacing a tree definition did.
@@ -397,6 +419,11 @@ private:
     /// Agents per task, and frames of fewer than 2 * grain agents tick on the calling thread (after set_threads).
     void set_parallel_grain_for_test(std::uint32_t grain);
     friend struct detail::WorldSnapshotAccess;  // engine/snapshot/world_snapshot.cpp: save_world, restore_world
+    friend struct detail::EngineAccess;  // refuse_join, for debug::Replay (engine/debug/replay.cpp)
+    /// Makes the join of `h`, a spawn of the frame being stepped, fail at the frame's end with
+    /// std::runtime_error(message), as a spawn whose value's copy threw there: a replay reproducing a
+    /// recorded step that threw (StepThrow::joins_refused). False when `h` is not such a spawn.
+    bool refuse_join(AgentHandle h, std::string message);
 
     struct Slot;        // the hot part: the agent and its last tick's time (world_slot.hpp)
     struct SlotRecord;  // the cold part: generation, trace forwarder, timer
@@ -405,6 +432,7 @@ private:
         std::uint32_t slot;
         Tree tree;
         SpawnOptions options;
+        std::string refusal;  // refuse_join: the join fails with this message (empty: it joins)
     };
     // Slot storage: chunk c holds (kFirstChunk << c) slots, allocated when the world first needs it,
     // and as many SlotRecords in its twin chunk of records_. Slots never move, so that an agent stays
@@ -431,6 +459,7 @@ private:
     void on_agent_abort(std::uint32_t slot) override;    // tell the input observer, when the agent is live
     void on_agent_resume(std::uint32_t slot, const ResumeHandle& handle, Status status, bool accepted) override;
     void on_agent_restart(std::uint32_t slot) override;
+    void on_tick_refused(std::uint32_t slot, std::int64_t dt_us) noexcept override;
     void* allocate_state_block(std::uint32_t slot, std::size_t bytes) override;  // from blocks_
     void release_state_block(std::uint32_t slot, std::size_t bytes, void* block) noexcept override;
     /// With one thread: steps the awake agents of slots [from, to) in slot order, agents woken by an
@@ -486,6 +515,8 @@ private:
     /// step()'s catch, when run_frame threw: the frame's frees, joins and reloads (finish_frame), its
     /// count, and the budget's cursor back where the frame found it. An exception of its own is dropped.
     void finish_thrown_frame(std::uint32_t cursor_before) noexcept;
+    /// step()'s catch, with an input observer: tells it where the frame threw (on_step_threw).
+    void tell_step_threw(const std::exception_ptr& error) noexcept;
     void materialize(std::uint32_t slot, Tree tree, const SpawnOptions& options);  // creates the agent
     /// Moves the heap state block of an agent that arrived made (restored, migrated, reloaded) into
     /// the pool at its slot's place, as a spawned agent's; a large block stays on the heap, and so does
@@ -619,6 +650,11 @@ private:
         phase_times_.*phase += std::chrono::duration_cast<std::chrono::nanoseconds>(now - phase_mark_);
         phase_mark_ = now;
     }
+    /// What the frame being stepped has reached, and what threw in it, for the input observer of a
+    /// step that throws (StepThrow). Set by run_frame, publish_shared's catch and finish_frame.
+    StepThrow::Stage frame_stage_ = StepThrow::Stage::Other;
+    std::optional<std::uint32_t> publish_threw_;  // the shared blackboard whose publish threw
+    std::vector<AgentHandle> joins_refused_;      // the frame's spawns that could not join
 };
 
 }  // namespace ebt

@@ -40,6 +40,13 @@ struct Divergence {
     std::string message() const;
 };
 
+/// A frame whose step threw in the recording and, made to throw at the same place, in the replay
+/// (docs/debugging.md, "A step that threw").
+struct ThrownStep {
+    std::uint64_t frame = 0;
+    std::string message;  // the exception's what(), as recorded
+};
+
 /// Does nothing, is never inlined: Replay::step() calls it before stepping ReplayOptions::break_at,
 /// for a debugger's breakpoint (`break ebt::debug::replay_breakpoint`).
 void replay_breakpoint(std::uint64_t frame);
@@ -69,12 +76,19 @@ public:
     /// Recorder::stop()): after a whole frame, or inside a frame whose bytes were cut short. Every
     /// whole frame before the cut was replayed identically; the cut frame is not replayed.
     bool cut() const noexcept;
+    /// The frames replayed so far whose step threw, as recorded (a publish whose value's copy threw,
+    /// a spawn that could not join). A recorded step that threw where a replay cannot make it throw
+    /// (an agent's tick refused) stops the replay before that frame: summary() says so.
+    const std::vector<ThrownStep>& thrown_steps() const noexcept;
     const std::optional<Divergence>& divergence() const noexcept;
     /// Frames replayed identically so far.
     std::uint64_t frames() const noexcept;
     /// "identical after N frames" when finished, the divergence's message when diverged, "identical
     /// for N frames; the recording ends inside frame N (cut short: ...)" or "... ends there without
-    /// its end record (...)" when cut, else "identical so far after N frames".
+    /// its end record (...)" when cut, "identical for N frames; the recording's step of frame N threw
+    /// ...: the replay stops there" at a thrown step it cannot reproduce, else "identical so far after
+    /// N frames". A finished replay in which steps threw as recorded adds "; the steps of frames 3, 6
+    /// threw, as recorded".
     std::string summary() const;
     /// The replayed world (read it between steps; changing it makes the replay diverge).
     World& world() noexcept;

@@ -32,6 +32,11 @@ public:
     virtual void on_agent_resume(std::uint32_t slot, const ResumeHandle& handle, Status status, bool accepted) = 0;
     /// Agent::restart() of a stopped agent, after it took effect.
     virtual void on_agent_restart(std::uint32_t slot) = 0;
+    /// A tick the host asked for (with its FrameMetrics: World::step) that the agent refused before
+    /// anything changed (Agent::tick_numbered's checks; the UsageError follows): no tick happened, so
+    /// the host gives the slot back the `dt_us` it handed out, and the agent's next tick has that time
+    /// too (docs/world.md, "A step that throws"). Called on the thread that ticks the agent.
+    virtual void on_tick_refused(std::uint32_t slot, std::int64_t dt_us) noexcept = 0;
 
     // State blocks of agents the host creates with EngineAccess::hosted_block(host, slot): the agent's
     // constructor asks for its block (`bytes`, a multiple of 16, aligned for std::max_align_t; may

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace ebt::detail {
 
@@ -70,6 +71,8 @@ struct EngineAccess {
     static Status tick_numbered(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics* frame = nullptr) {
         return agent.tick_numbered(tick, dt, frame);
     }
+    /// World::refuse_join (engine/world/world.cpp): a replay making a recorded spawn fail to join as it did.
+    static bool refuse_join(World& world, AgentHandle h, std::string message);
     /// World::resume_all's resume of a handle it has checked: see Agent::resume_in_world.
     static bool resume_in_world(Agent& agent, const ResumeHandle& handle, Status status, bool& wake) {
         return agent.resume_in_world(handle, status, wake);
