@@ -28,6 +28,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <new>
+#include <stdexcept>
+#include <string>
 
 #include "support/counting_new.hpp"  // this executable's counting operator new/delete
 
@@ -485,6 +487,42 @@ TEST_CASE("memory budget: the guard tree's agent fits in 256 bytes; 10 more node
 }
 
 #if EBT_HAS_XML
+namespace {
+/// A blackboard value whose copy or default construction throws while `refused` is set.
+struct RefusingValue {
+    static inline bool refused = false;
+    std::string text = "a text too long for a short string's buffer";
+    RefusingValue() { refuse_if_asked(); }
+    RefusingValue(const RefusingValue& other) : text(other.text) { refuse_if_asked(); }
+    RefusingValue& operator=(const RefusingValue&) = default;
+    friend bool operator==(const RefusingValue&, const RefusingValue&) = default;
+    static void refuse_if_asked() {
+        if (refused) throw std::runtime_error("refused");
+    }
+};
+}  // namespace
+
+template <> struct ebt::BlackboardValue<RefusingValue> {
+    static std::uint64_t hash(const RefusingValue& v) noexcept { return v.text.size(); }
+};
+
+TEST_CASE("allocations: a Value whose copy or construction throws frees the storage it had allocated") {
+    // Value allocates the storage, then constructs the value in it: when that throws, no destructor
+    // runs, and the Value itself must give the storage back (a spawn's initial value, a shared write).
+    const RefusingValue original;
+    const Value value = Value::of(original);
+    const long long live = test::live_allocations();
+    RefusingValue::refused = true;
+    CHECK_THROWS_WITH_AS(Value(type_of<RefusingValue>(), &original), "refused", std::runtime_error);
+    CHECK_THROWS_WITH_AS(Value{value}, "refused", std::runtime_error);
+    CHECK_THROWS_WITH_AS(Value(type_of<RefusingValue>()), "refused", std::runtime_error);
+    RefusingValue::refused = false;
+    CHECK(test::live_allocations() == live);
+    // (And the copies that succeed are as many allocations as frees.)
+    { const Value copy{value}; }
+    CHECK(test::live_allocations() == live);
+}
+
 TEST_CASE("allocations: running out of memory while loading XML is a LoadError, whichever allocation fails") {
     const Registry reg = make_registry();
     const std::string text = "<root><BehaviorTree ID=\"T\"><Sequence name=\"s\"><Patrol/><Attack _x=\"1\"/></Sequence></BehaviorTree></root>";

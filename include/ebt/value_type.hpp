@@ -363,8 +363,16 @@ public:
     Value() noexcept = default;
     /// A value-initialized (T{}) value of `type`.
     explicit Value(const TypeInfo* type) : type_(type), data_(allocate(type)) {
-        if (type_->ops) type_->ops->default_construct(data_);
-        else std::memset(data_, 0, type_->size);
+        if (!type_->ops) {
+            std::memset(data_, 0, type_->size);
+            return;
+        }
+        try {
+            type_->ops->default_construct(data_);
+        } catch (...) {
+            free_storage();  // (no destructor runs for a constructor that throws)
+            throw;
+        }
     }
     /// A copy of the value `from` points to, of type `type`.
     Value(const TypeInfo* type, const void* from) : type_(type), data_(allocate(type)) { construct_from(from); }
@@ -406,16 +414,30 @@ private:
     static void* allocate(const TypeInfo* type) {
         return ::operator new(type->size ? type->size : 1, std::align_val_t{type->align < alignof(std::max_align_t) ? alignof(std::max_align_t) : type->align});
     }
+    /// From a constructor: copies the value into the storage just allocated, which is freed again if
+    /// the value's copy throws (no destructor runs for a constructor that throws).
     void construct_from(const void* from) {
-        if (type_->ops) type_->ops->copy_construct(data_, from);
-        else std::memcpy(data_, from, type_->size);
+        if (!type_->ops) {
+            std::memcpy(data_, from, type_->size);
+            return;
+        }
+        try {
+            type_->ops->copy_construct(data_, from);
+        } catch (...) {
+            free_storage();
+            throw;
+        }
+    }
+    /// Frees the storage (holding no constructed value any more) and empties the Value.
+    void free_storage() noexcept {
+        ::operator delete(data_, std::align_val_t{type_->align < alignof(std::max_align_t) ? alignof(std::max_align_t) : type_->align});
+        type_ = nullptr;
+        data_ = nullptr;
     }
     void reset() noexcept {
         if (!type_) return;
         if (type_->ops) type_->ops->destroy(data_);
-        ::operator delete(data_, std::align_val_t{type_->align < alignof(std::max_align_t) ? alignof(std::max_align_t) : type_->align});
-        type_ = nullptr;
-        data_ = nullptr;
+        free_storage();
     }
 
     const TypeInfo* type_ = nullptr;

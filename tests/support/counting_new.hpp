@@ -16,7 +16,17 @@ namespace ebt::test {
 inline std::atomic<long long> g_allocations{0};
 inline std::atomic<long long> g_allocated_bytes{0};
 
+inline std::atomic<long long> g_frees{0};  // calls of operator delete with a pointer that is not null
+
 inline long long allocations() noexcept { return g_allocations.load(std::memory_order_relaxed); }
+/// Allocations not freed yet (of those made since the program started).
+inline long long live_allocations() noexcept {
+    return g_allocations.load(std::memory_order_relaxed) - g_frees.load(std::memory_order_relaxed);
+}
+inline void counted_free(void* p) noexcept {
+    if (p) g_frees.fetch_add(1, std::memory_order_relaxed);
+    std::free(p);
+}
 inline long long allocated_bytes() noexcept { return g_allocated_bytes.load(std::memory_order_relaxed); }
 
 inline void* counted_malloc(std::size_t size) noexcept {
@@ -67,15 +77,15 @@ void* operator new[](std::size_t size, std::align_val_t align, const std::nothro
     return ebt::test::counted_aligned(size, align);
 }
 
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete[](void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t) noexcept { std::free(p); }
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { std::free(p); }
-void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
-void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { std::free(p); }
+void operator delete(void* p) noexcept { ebt::test::counted_free(p); }
+void operator delete[](void* p) noexcept { ebt::test::counted_free(p); }
+void operator delete(void* p, std::size_t) noexcept { ebt::test::counted_free(p); }
+void operator delete[](void* p, std::size_t) noexcept { ebt::test::counted_free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { ebt::test::counted_free(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { ebt::test::counted_free(p); }
+void operator delete(void* p, std::align_val_t) noexcept { ebt::test::counted_free(p); }
+void operator delete[](void* p, std::align_val_t) noexcept { ebt::test::counted_free(p); }
+void operator delete(void* p, std::size_t, std::align_val_t) noexcept { ebt::test::counted_free(p); }
+void operator delete[](void* p, std::size_t, std::align_val_t) noexcept { ebt::test::counted_free(p); }
+void operator delete(void* p, std::align_val_t, const std::nothrow_t&) noexcept { ebt::test::counted_free(p); }
+void operator delete[](void* p, std::align_val_t, const std::nothrow_t&) noexcept { ebt::test::counted_free(p); }
