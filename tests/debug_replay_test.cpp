@@ -3,6 +3,9 @@
 // reported at its first divergence; bad files are refused with FileFormatError.
 #include "debug/binary_io.hpp"
 
+#include "support/one_action_recording.hpp"
+#include "support/temp_files.hpp"
+
 #include <ebt/debug/file_error.hpp>
 #include <ebt/debug/record.hpp>
 #include <ebt/debug/replay.hpp>
@@ -24,17 +27,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::filesystem::path temp_file(const std::string& name) {
-    return std::filesystem::temp_directory_path() / ("ebt_replay_test_" + std::to_string(::getpid()) + "_" + name);
-}
-
-std::vector<std::byte> read_bytes(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::vector<char> c((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::vector<std::byte> b(c.size());
-    for (std::size_t i = 0; i < c.size(); ++i) b[i] = static_cast<std::byte>(c[i]);
-    return b;
-}
+std::filesystem::path temp_file(const std::string& name) { return test::temp_file("ebt_replay_test", name); }
+using test::read_bytes;
 
 /// The game of the main test: soldiers that patrol, attack while they see an enemy and have ammo
 /// (shouting to their squad when they run out), and move (a latent action the game finishes three
@@ -184,20 +178,7 @@ TEST_CASE("replay: a recording made in polling mode replays in event mode") {
 
 namespace {
 
-/// One agent whose only action runs for ever: frame after frame the same Update call, easy to find
-/// in the file. Records 10 frames and returns the file's bytes.
-std::vector<std::byte> record_one_action(const std::filesystem::path& file) {
-    Registry game;
-    game.add_action("Act", [](ActionContext&) { return Status::Running; });
-    debug::Recorder recorder(game);
-    const Tree tree = TreeBuilder("one", recorder.registry()).sequence().action("Act").back().end();
-    World world;
-    recorder.start(world, file);
-    world.spawn(tree);
-    for (int f = 0; f < 10; ++f) world.step(50ms);
-    recorder.stop();
-    return read_bytes(file);
-}
+using test::record_one_action;  // (support/one_action_recording.hpp)
 
 /// Offsets of the status byte of each recorded "Update -> Running" call of agent {0, 1}, node 1
 /// (tag, index, generation, node, kind, status, flags, effect count).

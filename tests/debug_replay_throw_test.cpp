@@ -2,6 +2,9 @@
 // recording says where each thrown step was cut short (a Threw record, format version 3), and the
 // replay makes its own step throw at the same place, with the same state after every frame, in both
 // modes, for recordings made at 1 and 2 threads; a throw it cannot reproduce stops it, saying so.
+#include "support/one_action_recording.hpp"
+#include "support/temp_files.hpp"
+
 #include <ebt/debug/file_error.hpp>
 #include <ebt/debug/record.hpp>
 #include <ebt/debug/replay.hpp>
@@ -62,17 +65,8 @@ template <> struct ebt::BlackboardValue<Crate> {
 
 namespace {
 
-std::filesystem::path temp_file(const std::string& name) {
-    return std::filesystem::temp_directory_path() / ("ebt_replay_throw_test_" + std::to_string(::getpid()) + "_" + name);
-}
-
-std::vector<std::byte> read_bytes(const std::filesystem::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::vector<char> c((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::vector<std::byte> b(c.size());
-    for (std::size_t i = 0; i < c.size(); ++i) b[i] = static_cast<std::byte>(c[i]);
-    return b;
-}
+std::filesystem::path temp_file(const std::string& name) { return test::temp_file("ebt_replay_throw_test", name); }
+using test::read_bytes;
 
 /// What a recorded run of the depot game left: the file, the state hash after every frame, and the
 /// handles the game saw.
@@ -169,20 +163,7 @@ DepotRun record_depot(std::uint32_t threads, Mode mode) {
     return run;
 }
 
-/// Offset of the recorded FrameEnd of frame `frame` of a recording of one agent running one action
-/// (record_one_action below): right after that frame's Call record of the update.
-std::vector<std::byte> record_one_action(const std::filesystem::path& file) {
-    Registry game;
-    game.add_action("Act", [](ActionContext&) { return Status::Running; });
-    debug::Recorder recorder(game);
-    const Tree tree = TreeBuilder("one", recorder.registry()).sequence().action("Act").back().end();
-    World world;
-    recorder.start(world, file);
-    world.spawn(tree);
-    for (int f = 0; f < 10; ++f) world.step(50ms);
-    recorder.stop();
-    return read_bytes(file);
-}
+using test::record_one_action;  // (support/one_action_recording.hpp)
 
 std::string replay_summary(std::vector<std::byte> bytes) {
     try {
