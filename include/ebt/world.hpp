@@ -443,8 +443,8 @@ private:
         std::string refusal;  // refuse_join: the join fails with this message (empty: it joins)
     };
     // Slot storage: chunk c holds (kFirstChunk << c) slots, allocated when the world first needs it,
-    // and as many SlotRecords in its twin chunk of records_. Slots never move, so that an agent stays
-    // where it is while its own callbacks spawn.
+    // and as many SlotRecords in its twin chunk of records_ (a chunk of 1 MiB or more on huge pages:
+    // make_chunk). Slots never move, so that an agent stays where it is while its own callbacks spawn.
     static constexpr std::uint32_t kChunkShift = 5;
     static constexpr std::uint32_t kFirstChunk = std::uint32_t{1} << kChunkShift;
     static constexpr std::uint32_t kChunks = 33 - kChunkShift;  // enough for indices up to 2^32 - 2
