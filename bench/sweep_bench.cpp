@@ -30,7 +30,9 @@
 //   resumes_per_frame         (guard_b) moves finished per frame
 //   bytes_per_agent           Agent::memory_bytes(): the Agent object plus its state block
 //   heap_bytes_per_agent      bytes requested from the heap while spawning the N agents, / N
-//                             (the state block plus the World's slot storage growth, amortized)
+//                             (the state block plus the World's slot storage growth, amortized),
+//                             plus the huge-page mappings the World made meanwhile (whole 2 MiB
+//                             pages: its big slot chunks and pool regions, engine/world/huge_pages.hpp)
 //   allocs_per_agent          heap allocations while spawning, / N (counted by a global operator new)
 //   create_time_per_agent     wall time to spawn the N agents, / N
 // Results, charts and how to run: docs/benchmarks.md; scripts/bench.sh runs the short sweep.
@@ -38,6 +40,7 @@
 #include "bench_scenarios.hpp"
 #include "guard_scenario.hpp"
 #include "support/counting_new.hpp"  // this executable's counting operator new/delete
+#include "world/huge_pages.hpp"         // mapped_huge_bytes: the World's memory beside the heap
 
 #include <benchmark/benchmark.h>
 #include <ebt/ebt.hpp>
@@ -100,12 +103,14 @@ struct Population {
 
         const long long allocs_before = ebt::test::allocations();
         const long long bytes_before = ebt::test::allocated_bytes();
+        const std::size_t mapped_before = ebt::detail::mapped_huge_bytes();
         const auto start = std::chrono::steady_clock::now();
         agents.reserve(c.agents);
         for (std::size_t i = 0; i < c.agents; ++i) agents.push_back(world.spawn(tree, {.mode = c.mode, .seed = i}));
         create_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         allocations = static_cast<double>(ebt::test::allocations() - allocs_before);
-        heap_bytes = static_cast<double>(ebt::test::allocated_bytes() - bytes_before);
+        heap_bytes = static_cast<double>(ebt::test::allocated_bytes() - bytes_before) +
+                     static_cast<double>(ebt::detail::mapped_huge_bytes() - mapped_before);
 
         if (c.kind == TreeKind::Waiting) {
             const auto sleeper = tree.key<bool>(sc::kIsSleeper);
@@ -150,6 +155,7 @@ struct ArenaPopulation {
     ArenaPopulation(std::size_t n, Mode m) : agents(n), mode(m) {
         const long long allocs_before = ebt::test::allocations();
         const long long bytes_before = ebt::test::allocated_bytes();
+        const std::size_t mapped_before = ebt::detail::mapped_huge_bytes();
         const auto start = std::chrono::steady_clock::now();
         sc::ArenaConfig config;
         config.agents = static_cast<int>(n);
@@ -157,7 +163,8 @@ struct ArenaPopulation {
         arena = std::make_unique<sc::Arena>(config);
         create_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
         allocations = static_cast<double>(ebt::test::allocations() - allocs_before);
-        heap_bytes = static_cast<double>(ebt::test::allocated_bytes() - bytes_before);
+        heap_bytes = static_cast<double>(ebt::test::allocated_bytes() - bytes_before) +
+                     static_cast<double>(ebt::detail::mapped_huge_bytes() - mapped_before);
         // Let the arena settle (intruders arrive, alarms start) before measuring.
         for (int i = 0; i < 40; ++i) arena->step();
     }

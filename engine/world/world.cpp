@@ -1,6 +1,7 @@
 // World: storage, scheduling and bookkeeping for many agents stepped frame by frame.
 #include <ebt/world.hpp>
 
+#include "world/huge_pages.hpp"
 #include "world/parallel_state.hpp"
 #include "runtime/world_tick.hpp"  // Runtime::world_tick, inline in tick_agent
 #include "tree/tree_data.hpp"
@@ -19,7 +20,9 @@
 #include <stdexcept>
 #include <functional>
 #include <limits>
+#include <new>
 #include <string>
+#include <type_traits>
 
 namespace ebt {
 
@@ -92,6 +95,42 @@ World::SlotRecord& World::record(std::uint32_t index) const noexcept {
     return records_[c][v - (std::uint64_t{kFirstChunk} << c)];
 }
 
+namespace {
+/// A chunk's memory from the heap (World::make_chunk below the huge-page threshold, or with huge pages
+/// off), with the alignment its elements need; free_heap_chunk gives it back.
+template <class T> void* allocate_heap_chunk(std::size_t bytes) {
+    if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__)
+        return ::operator new(bytes, std::align_val_t{alignof(T)});
+    else
+        return ::operator new(bytes);
+}
+template <class T> void free_heap_chunk(T* chunk) noexcept {
+    if constexpr (alignof(T) > __STDCPP_DEFAULT_NEW_ALIGNMENT__)
+        ::operator delete(static_cast<void*>(chunk), std::align_val_t{alignof(T)});
+    else
+        ::operator delete(static_cast<void*>(chunk));
+}
+}  // namespace
+
+template <class T> World::Chunk<T> World::make_chunk(std::size_t count) {
+    static_assert(std::is_nothrow_default_constructible_v<T>, "a chunk's elements are made without a way to undo");
+    const std::size_t bytes = count * sizeof(T);
+    std::byte* memory = bytes >= detail::kHugeThreshold ? detail::map_huge(bytes) : nullptr;
+    const bool mapped = memory != nullptr;
+    if (!mapped) memory = static_cast<std::byte*>(allocate_heap_chunk<T>(bytes));
+    T* chunk = reinterpret_cast<T*>(memory);
+    for (std::size_t i = 0; i < count; ++i) ::new (static_cast<void*>(chunk + i)) T();  // (Slot's and SlotRecord's do not throw)
+    return Chunk<T>(chunk, detail::ChunkFree<T>{count, mapped});
+}
+
+template <class T> void detail::ChunkFree<T>::operator()(T* chunk) const noexcept {
+    for (std::size_t i = 0; i < count; ++i) chunk[i].~T();
+    if (mapped)
+        detail::unmap_huge(reinterpret_cast<std::byte*>(chunk), count * sizeof(T));
+    else
+        free_heap_chunk<T>(chunk);
+}
+
 std::uint32_t World::new_slot() {
     if (!free_.empty()) {
         const std::uint32_t index = free_.back();
@@ -104,8 +143,8 @@ std::uint32_t World::new_slot() {
     const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
     const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
     if (!chunks_[c]) {
-        records_[c] = std::make_unique<SlotRecord[]>(std::size_t{kFirstChunk} << c);
-        chunks_[c] = std::make_unique<Slot[]>(std::size_t{kFirstChunk} << c);
+        records_[c] = make_chunk<SlotRecord>(std::size_t{kFirstChunk} << c);
+        chunks_[c] = make_chunk<Slot>(std::size_t{kFirstChunk} << c);
     }
     schedules_.emplace_back();
     ++slot_count_;
@@ -363,9 +402,10 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
     ao.user = options.user;
     ao.blackboard = options.blackboard;
     // A small state block from the World's pool, at its slot's place; a large one from the heap
-    // (StateBlockPool::kLargestBlock). Restored, migrated and reloaded agents, made as plain Agents
-    // first, move into the pool when they join (pool_block).
-    if (detail::EngineAccess::tree_data(tree).layout.block_bytes <= detail::StateBlockPool::kLargestBlock)
+    // (StateBlockPool::kLargestBlock), unless its slot's page is in a huge-page region of the pool
+    // (StateBlockPool::takes). Restored, migrated and reloaded agents, made as plain Agents first,
+    // move into the pool when they join (pool_block).
+    if (detail::StateBlockPool::takes(index, detail::EngineAccess::tree_data(tree).layout.block_bytes))
         s.agent.emplace(std::move(tree), ao, detail::EngineAccess::hosted_block(*this, index));
     else
         s.agent.emplace(std::move(tree), ao);
@@ -378,7 +418,7 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
 
 void World::pool_block(std::uint32_t index) noexcept {
     Agent& a = *slot(index).agent;
-    if (detail::EngineAccess::tree_data(a.tree()).layout.block_bytes > detail::StateBlockPool::kLargestBlock) return;
+    if (!detail::StateBlockPool::takes(index, detail::EngineAccess::tree_data(a.tree()).layout.block_bytes)) return;
     try {
         detail::EngineAccess::move_block_to(a, detail::EngineAccess::hosted_block(*this, index));
     } catch (...) {

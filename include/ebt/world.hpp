@@ -74,6 +74,14 @@ enum class SlotState : std::uint8_t {
 };
 struct WorldSnapshotAccess;
 class StateBlockPool;  // engine/world/state_block_pool.hpp: the agents' state blocks
+/// Frees a chunk of a World's slots or records (engine/world/world.cpp): destroys its `count`
+/// elements, then gives its memory back the way World::make_chunk took it (a huge-page mapping,
+/// engine/world/huge_pages.hpp, or the heap).
+template <class T> struct ChunkFree {
+    std::size_t count = 0;
+    bool mapped = false;
+    void operator()(T* chunk) const noexcept;
+};
 }
 
 /// Receives the trace events of every agent of a World (World::add_listener), with the agent's handle
@@ -435,8 +443,8 @@ private:
         std::string refusal;  // refuse_join: the join fails with this message (empty: it joins)
     };
     // Slot storage: chunk c holds (kFirstChunk << c) slots, allocated when the world first needs it,
-    // and as many SlotRecords in its twin chunk of records_. Slots never move, so that an agent stays
-    // where it is while its own callbacks spawn.
+    // and as many SlotRecords in its twin chunk of records_ (a chunk of 1 MiB or more on huge pages:
+    // make_chunk). Slots never move, so that an agent stays where it is while its own callbacks spawn.
     static constexpr std::uint32_t kChunkShift = 5;
     static constexpr std::uint32_t kFirstChunk = std::uint32_t{1} << kChunkShift;
     static constexpr std::uint32_t kChunks = 33 - kChunkShift;  // enough for indices up to 2^32 - 2
@@ -519,7 +527,8 @@ private:
     void tell_step_threw(const std::exception_ptr& error) noexcept;
     void materialize(std::uint32_t slot, Tree tree, const SpawnOptions& options);  // creates the agent
     /// Moves the heap state block of an agent that arrived made (restored, migrated, reloaded) into
-    /// the pool at its slot's place, as a spawned agent's; a large block stays on the heap, and so does
+    /// the pool at its slot's place, as a spawned agent's; a large block stays on the heap (unless its
+    /// place is in a huge-page region of the pool: StateBlockPool::takes), and so does
     /// a block whose move fails (memory, a value's copy throwing): the agent runs the same either way.
     void pool_block(std::uint32_t slot) noexcept;
     void next_generation(SlotRecord& r) noexcept;  // stales every handle to the slot; retires it when used up
@@ -592,8 +601,12 @@ private:
     // The state blocks of the agents materialize() creates, placed by slot (by pointer: the pool's
     // class is the engine's). Declared before the slots: it outlives every agent.
     std::unique_ptr<detail::StateBlockPool> blocks_;
-    std::array<std::unique_ptr<Slot[]>, kChunks> chunks_;
-    std::array<std::unique_ptr<SlotRecord[]>, kChunks> records_;  // chunk c: the records of chunks_[c]'s slots
+    template <class T> using Chunk = std::unique_ptr<T[], detail::ChunkFree<T>>;
+    /// A chunk of `count` default-constructed elements (new_slot), on huge pages when it is at least
+    /// detail::kHugeThreshold bytes and huge pages are on, else from the heap.
+    template <class T> static Chunk<T> make_chunk(std::size_t count);
+    std::array<Chunk<Slot>, kChunks> chunks_;
+    std::array<Chunk<SlotRecord>, kChunks> records_;  // chunk c: the records of chunks_[c]'s slots
     std::uint32_t slot_count_ = 0;            // slots handed out so far: indices [0, slot_count_)
     std::vector<SlotSchedule> schedules_;     // per slot, [0, slot_count_)
     std::vector<std::uint64_t> awake_;        // bit per slot: has work, step when its LOD frame comes
