@@ -16,7 +16,7 @@ namespace ebt::detail {
 namespace {
 
 std::atomic<int> test_choice{-1};             // set_huge_pages_for_test: -1 the system's setting
-std::atomic<std::size_t> mapped_bytes_now{0};  // mapped_big_bytes
+std::atomic<std::size_t> mapped_bytes_now{0};  // mapped_huge_bytes
 
 /// Whether the kernel places madvise(MADV_HUGEPAGE)d memory on transparent huge pages: its setting is
 /// `always` or `madvise` (the bracketed word of /sys/kernel/mm/transparent_hugepage/enabled). Read once.
