@@ -157,7 +157,7 @@ void World::ParallelState::call_workers(std::chrono::microseconds standby) {
     if (standbys_out.load(std::memory_order_acquire) != 0) return;  // this frame's are out already
     const auto workers = static_cast<std::uint32_t>(buffers.size() - 1);
     const StandbyTask task{this, phase.load(std::memory_order_relaxed), std::chrono::steady_clock::now() + standby};
-    standbys_out.store(workers, std::memory_order_relaxed);
+    standbys_out.store(workers, std::memory_order_release);  // (acquired by each standby: see stand_by)
     standbys_handed = true;
 #ifdef EBT_TASK_PROBE
     standby_called_ns.store(probe::now_ns(), std::memory_order_relaxed);
@@ -176,6 +176,9 @@ void World::ParallelState::StandbyTask::operator()() const {
 }
 
 void World::ParallelState::stand_by(std::uint64_t phase_seen, std::chrono::steady_clock::time_point until) {
+    // ThreadSanitizer cannot see TBB hand the task over: this acquire of call_workers' release orders
+    // this state's construction (its atomics' first values included) before the reads below.
+    static_cast<void>(standbys_out.load(std::memory_order_acquire));
 #ifdef EBT_TASK_PROBE
     const std::int64_t probe_start = probe::now_ns();
     struct ProbeNote {
