@@ -295,6 +295,40 @@ TEST_CASE("allocations: completed latent moves through a World (resume_all, the 
     });
 }
 
+TEST_CASE("allocations: bursts of latent moves on 2 threads (the workers called between frames) allocate nothing once warmed up") {
+    // The bursty guard_b at a small scale: 1,024 guards, each frame's moves resumed in one resume_all,
+    // which makes the next frame a parallel one and so calls the arena's worker (a standby task: TBB's
+    // own allocator, not ebt's), then the step that ends the moves and the one that starts the next.
+    struct Move {
+        ResumeHandle handle;
+        bool pending = false;
+    };
+    constexpr std::size_t kAgents = 1024;
+    std::vector<Move> moves(kAgents);
+    std::vector<ResumeHandle> due;
+    due.reserve(kAgents);
+    Registry reg;
+    scenarios::register_fight_actions(reg);
+    reg.add_latent_action("Patrol", [](ActionContext& ctx, const ResumeHandle& h) { ctx.user<Move>() = Move{h, true}; });
+    const Tree tree = scenarios::guard_tree(reg);
+    World world(WorldOptions{.threads = 2});
+    for (std::size_t i = 0; i < kAgents; ++i) world.spawn(tree, {.seed = i, .user = &moves[i]});
+    world.step(16ms);  // every guard starts its first move
+    const auto round = [&] {
+        due.clear();
+        for (Move& m : moves)
+            if (std::exchange(m.pending, false)) due.push_back(m.handle);
+        REQUIRE(world.resume_all(due, Status::Success) == kAgents);
+        CHECK(world.step(16ms).agents_stepped == kAgents);  // the moves and the roots end
+        world.step(16ms);                                   // the roots restart, the next moves begin
+    };
+    for (int i = 0; i < 3; ++i) round();  // warm up
+    const long long n = allocations_during([&] {
+        for (int i = 0; i < 50; ++i) round();
+    });
+    CHECK(n == 0);
+}
+
 // ---- blackboard writes ----------------------------------------------------------------------------------------
 
 TEST_CASE("allocations: blackboard writes without listeners allocate nothing") {

@@ -10,6 +10,7 @@
 #include "support/trace_recorder.hpp"
 
 #include "arena_scenario.hpp"
+#include "guard_scenario.hpp"
 #include "world/parallel_state.hpp"
 
 #include <ebt/detail/engine_access.hpp>
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <chrono>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -1093,6 +1095,144 @@ TEST_CASE("world parallel: a sparse frame is cut into ranges of about as many aw
         for (std::size_t i = 0; i < agents; i += 97) {
             CAPTURE(i);
             CHECK(lifecycle(many->traces[i]) == lifecycle(one->traces[i]));
+        }
+    }
+}
+
+namespace {
+
+/// guard_b's world, small (the worker standby's tests): `agents` guards whose Patrol is a latent move,
+/// its handle kept in the agent's own Move (the threading rule), stepped on `threads` threads with `options`.
+struct MoveWorld {
+    struct Move {
+        ResumeHandle handle;
+        bool pending = false;
+    };
+    Registry registry;
+    Tree tree;
+    std::vector<Move> moves;  // per agent
+    std::unique_ptr<World> world = std::make_unique<World>();
+    MoveWorld(std::uint32_t threads, std::size_t agents, ParallelOptions options) : moves(agents) {
+        scenarios::register_fight_actions(registry);
+        registry.add_latent_action("Patrol", [](ActionContext& ctx, const ResumeHandle& h) { ctx.user<Move>() = Move{h, true}; });
+        tree = scenarios::guard_tree(registry);
+        world->set_threads(threads, options);
+        for (std::size_t i = 0; i < agents; ++i) world->spawn(tree, {.seed = i, .user = &moves[i]});
+    }
+    std::size_t pending() const {
+        return static_cast<std::size_t>(std::count_if(moves.begin(), moves.end(), [](const Move& m) { return m.pending; }));
+    }
+    /// The handles of the moves started since the last call, in slot order.
+    std::vector<ResumeHandle> take_moves() {
+        std::vector<ResumeHandle> due;
+        for (Move& m : moves)
+            if (std::exchange(m.pending, false)) due.push_back(m.handle);
+        return due;
+    }
+    std::uint64_t hash() const {
+        const std::vector<std::byte> bytes = save_world(*world);
+        detail::Fnv1a h;
+        h.bytes(bytes.data(), bytes.size());
+        return h.value();
+    }
+};
+
+/// Whether every standby task handed to an arena has finished within `limit`.
+bool standbys_finish_within(std::chrono::milliseconds limit) {
+    const auto until = std::chrono::steady_clock::now() + limit;
+    while (detail::standby_counters().unfinished.load() != 0) {
+        if (std::chrono::steady_clock::now() > until) return false;
+        std::this_thread::yield();
+    }
+    return true;
+}
+
+std::uint64_t standbys_handed() { return detail::standby_counters().handed.load(); }
+
+}  // namespace
+
+TEST_CASE("world parallel: between frames, wakes that make the next frame parallel call the workers; one thread never does") {
+    // 1,024 guards on a latent move. A standby of 10 s (only the phase's start can end it within the
+    // test's 5 s). The resumes of a frame call the workers once, as the awake count reaches 512 (the
+    // frame's phase will run on the threads), one standby per worker, and the phase ends them; fewer
+    // resumes, one thread, a World set back to one thread and a standby of 0 call nothing. The state is
+    // the one-thread run's after every frame.
+    constexpr std::size_t kAgents = 1024;
+    const ParallelOptions standby{.worker_standby = std::chrono::seconds(10)};
+    std::vector<std::uint64_t> one_thread_hashes;
+    std::vector<std::uint32_t> counts = thread_counts();
+    counts.push_back(0);  // (2 threads, then back to 1)
+    for (const std::uint32_t count : counts) {
+        CAPTURE(count);
+        const std::uint32_t threads = count == 0 ? 2 : count;
+        MoveWorld w(threads, kAgents, standby);
+        w.world->step(50ms);  // every guard starts its move and sleeps
+        REQUIRE(w.pending() == kAgents);
+        if (count == 0) w.world->set_threads(1, standby);
+        const std::uint32_t workers = w.world->threads() - 1;
+        CHECK(standbys_finish_within(std::chrono::seconds(5)));  // the spawns' call, ended by the first phase
+        std::vector<std::uint64_t> hashes;
+        // resume_all: 100 (the next frame inline, no call), then 924 (the awake count reaches 1,024).
+        std::vector<ResumeHandle> due = w.take_moves();
+        const std::uint64_t before = standbys_handed();
+        CHECK(w.world->resume_all(std::span(due).first(100), Status::Success) == 100);
+        CHECK(standbys_handed() == before);
+        CHECK(w.world->resume_all(std::span(due).subspan(100), Status::Success) == kAgents - 100);
+        CHECK(standbys_handed() == before + workers);
+        w.world->step(50ms);  // the moves end (the phase ends the standbys)
+        CHECK(standbys_finish_within(std::chrono::seconds(5)));
+        w.world->step(50ms);  // the next moves start
+        REQUIRE(w.pending() == kAgents);
+        hashes.push_back(w.hash());
+        // One resume at a time: the 512th calls the workers, no other does.
+        due = w.take_moves();
+        for (std::size_t i = 0; i < due.size(); ++i) {
+            CHECK(w.world->resume(due[i], Status::Success));
+            if (i == 510) CHECK(standbys_handed() == before + workers);
+            if (i == 511) CHECK(standbys_handed() == before + 2 * workers);
+        }
+        CHECK(standbys_handed() == before + 2 * workers);
+        w.world->step(50ms);
+        CHECK(standbys_finish_within(std::chrono::seconds(5)));
+        w.world->step(50ms);
+        hashes.push_back(w.hash());
+        // A standby of 0: nothing called.
+        if (w.world->threads() > 1) w.world->set_threads(threads, ParallelOptions{.worker_standby = std::chrono::microseconds(0)});
+        due = w.take_moves();
+        CHECK(w.world->resume_all(due, Status::Success) == kAgents);
+        CHECK(standbys_handed() == before + 2 * workers);
+        w.world->step(50ms);
+        w.world->step(50ms);
+        hashes.push_back(w.hash());
+        if (count == 1) one_thread_hashes = hashes;
+        else CHECK(hashes == one_thread_hashes);
+    }
+}
+
+TEST_CASE("world parallel: no standby task is left running when the World is destroyed or set back to one thread") {
+    // Right after a resume_all that called the workers (a standby of 10 s each), the World goes: its
+    // standbys have all finished when its destructor (or set_threads(1)) returns, without waiting for
+    // their deadline; one no worker had taken yet included.
+    constexpr std::size_t kAgents = 1024;
+    const ParallelOptions standby{.worker_standby = std::chrono::seconds(10)};
+    for (const std::uint32_t threads : thread_counts()) {
+        if (threads == 1) continue;
+        CAPTURE(threads);
+        for (const bool destroy : {true, false}) {
+            CAPTURE(destroy);
+            MoveWorld w(threads, kAgents, standby);
+            w.world->step(50ms);
+            REQUIRE(standbys_finish_within(std::chrono::seconds(5)));
+            const std::vector<ResumeHandle> due = w.take_moves();
+            const std::uint64_t before = standbys_handed();
+            const auto start = std::chrono::steady_clock::now();
+            CHECK(w.world->resume_all(due, Status::Success) == kAgents);
+            REQUIRE(standbys_handed() == before + threads - 1);
+            if (destroy) w.world.reset();
+            else w.world->set_threads(1);
+            CHECK(detail::standby_counters().unfinished.load() == 0);
+            CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+            if (!destroy) CHECK(w.world->step(50ms).agents_stepped == kAgents);  // the moves end, on one thread
         }
     }
 }

@@ -18,6 +18,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 
 namespace ebt {
 
@@ -134,6 +135,66 @@ World::ParallelState::ParallelState(std::uint32_t threads)
     // `phase` alone on its line (docs/benchmarks.md, "Seventh pass").
     static_assert(alignof(detail::ParallelBuffer) == 64 && sizeof(detail::ParallelBuffer) % 64 == 0);
     static_assert(alignof(ParallelState) == 64 && sizeof(ParallelState) % 64 == 0);
+}
+
+detail::StandbyCounters& detail::standby_counters() noexcept {
+    static StandbyCounters counters;
+    return counters;
+}
+
+World::ParallelState::~ParallelState() {
+    if (!standbys_handed) return;
+    standbys_stopped.store(true, std::memory_order_release);
+    // A standby no worker has taken yet is run here (it sees standbys_stopped and leaves at once); one
+    // running on a worker leaves within a turn of its loop.
+    arena.execute([this] { standby_group.wait(); });
+    // (Each standby's last act is its release of standbys_out: acquired here for ThreadSanitizer,
+    // which cannot see the wait inside TBB.)
+    while (standbys_out.load(std::memory_order_acquire) != 0) std::this_thread::yield();
+}
+
+void World::ParallelState::call_workers(std::chrono::microseconds standby) {
+    if (standbys_out.load(std::memory_order_acquire) != 0) return;  // this frame's are out already
+    const auto workers = static_cast<std::uint32_t>(buffers.size() - 1);
+    const StandbyTask task{this, phase.load(std::memory_order_relaxed), std::chrono::steady_clock::now() + standby};
+    standbys_out.store(workers, std::memory_order_release);  // (acquired by each standby: see stand_by)
+    standbys_handed = true;
+#ifdef EBT_TASK_PROBE
+    standby_called_ns.store(probe::now_ns(), std::memory_order_relaxed);
+#endif
+    detail::StandbyCounters& counters = detail::standby_counters();
+    for (std::uint32_t i = 0; i < workers; ++i) {
+        counters.handed.fetch_add(1, std::memory_order_relaxed);
+        counters.unfinished.fetch_add(1, std::memory_order_relaxed);
+        arena.enqueue(standby_group.defer(task));
+    }
+}
+
+void World::ParallelState::StandbyTask::operator()() const {
+    // (Only this body's own fields are read here, in TBB's task object: .ci/tsan_tbb.supp.)
+    state->stand_by(phase_seen, until);
+}
+
+void World::ParallelState::stand_by(std::uint64_t phase_seen, std::chrono::steady_clock::time_point until) {
+    // ThreadSanitizer cannot see TBB hand the task over: this acquire of call_workers' release orders
+    // this state's construction (its atomics' first values included) before the reads below.
+    static_cast<void>(standbys_out.load(std::memory_order_acquire));
+#ifdef EBT_TASK_PROBE
+    const std::int64_t probe_start = probe::now_ns();
+    struct ProbeNote {
+        std::int64_t start, called;
+        ~ProbeNote() {
+            const std::lock_guard lock(probe::store().standby_lock);
+            probe::store().standbys.push_back(probe::StandbyNote{called, start, probe::now_ns()});
+        }
+    } probe_note{probe_start, standby_called_ns.load(std::memory_order_relaxed)};
+#endif
+    while (phase.load(std::memory_order_acquire) == phase_seen && !standbys_stopped.load(std::memory_order_acquire) &&
+           std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();  // the core to any other thread that wants it; back at once if none does
+    // The counter first: `this` may be gone as soon as standbys_out is released (the destructor waits for it).
+    detail::standby_counters().unfinished.fetch_sub(1, std::memory_order_release);
+    standbys_out.fetch_sub(1, std::memory_order_release);
 }
 
 detail::ParallelBuffer& World::ParallelState::this_thread_buffer() {
@@ -401,24 +462,35 @@ void World::set_parallel_grain_for_test(std::uint32_t grain) {
     parallel_->awake_per_task = 0;  // every frame's ranges of `grain` slots, sparse or not (the tests' tiny tasks)
     parallel_->inline_below = 2 * std::size_t{grain};
     parallel_->route_span_limit = std::numeric_limits<std::uint32_t>::max();  // every route in the tasks
+    if (call_workers_at_ != kNeverCallWorkers) call_workers_at_ = static_cast<std::uint32_t>(parallel_->inline_below);
 }
 
-World::World(WorldOptions options) : World() { set_threads(options.threads); }
+World::World(WorldOptions options) : World() { set_threads(options.threads, options.parallel); }
 
-void World::set_threads(std::uint32_t threads) {
+void World::set_threads(std::uint32_t threads, ParallelOptions options) {
     if (threads < 1 || threads > kMaxThreads)
         throw UsageError("World::set_threads(" + std::to_string(threads) + "): the thread count must be 1 to " +
                          std::to_string(kMaxThreads));
     if (callback_running()) throw UsageError("World::set_threads() during a frame: change it between frames");
-    if (threads == threads_) return;
-    if (threads == 1) {
-        parallel_.reset();
-    } else {
-        parallel_ = std::make_unique<ParallelState>(threads);
-        for (detail::ParallelBuffer& buffer : parallel_->buffers) buffer.publish_queue = &shared_written_;
-        parallel_->arena.initialize();  // its threads start now, not in the first frame
+    if (threads != threads_) {
+        if (threads == 1) {
+            parallel_.reset();  // (waits for its standby tasks)
+        } else {
+            parallel_ = std::make_unique<ParallelState>(threads);
+            for (detail::ParallelBuffer& buffer : parallel_->buffers) buffer.publish_queue = &shared_written_;
+            parallel_->arena.initialize();  // its threads start now, not in the first frame
+        }
+        threads_ = threads;
     }
-    threads_ = threads;
+    parallel_options_ = options;
+    call_workers_at_ = threads > 1 && options.worker_standby.count() > 0 ? static_cast<std::uint32_t>(parallel_->inline_below)
+                                                                         : kNeverCallWorkers;
+}
+
+void World::call_workers() {
+    // Between frames only: in a step, the phase is about to start (timers falling due) or over.
+    if (in_step_ || !parallel_) return;
+    parallel_->call_workers(parallel_options_.worker_standby);
 }
 
 void World::refuse_parallel(const char* who) const {
@@ -450,6 +522,7 @@ void World::tick_in_parallel(FrameMetrics& m, std::uint32_t count, bool listed) 
         ~PhaseScope() { flag = false; }
     } phase_scope{parallel_phase_};
     if (on_this_thread) {
+        p.phase.fetch_add(1, std::memory_order_release);  // (a standby waiting for this frame leaves)
         if (listed) p.tick_listed(*this, 0, n);
         else p.tick_slots(*this, 0, count);
     } else {

@@ -11,9 +11,11 @@
 
 #include <oneapi/tbb/global_control.h>
 #include <oneapi/tbb/task_arena.h>
+#include <oneapi/tbb/task_group.h>
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <vector>
@@ -112,12 +114,44 @@ struct alignas(64) ParallelBuffer {
     }
 };
 
+/// The standby tasks (World::ParallelState::call_workers) of every World of the process: handed to an
+/// arena ever, and not finished yet. Read by tests (tests/world_parallel_test.cpp): none is enqueued at
+/// one thread, and none is left running once its World is destroyed or set back to one thread.
+struct StandbyCounters {
+    std::atomic<std::uint64_t> handed{0};
+    std::atomic<std::int64_t> unfinished{0};
+};
+StandbyCounters& standby_counters() noexcept;
+
 }  // namespace ebt::detail
 
 namespace ebt {
 
 struct World::ParallelState {
     explicit ParallelState(std::uint32_t threads);
+    /// Stops the standby tasks and waits for them (running them on this thread if no worker took
+    /// them yet): no task of this World is left in the arena when it goes.
+    ~ParallelState();
+    ParallelState(const ParallelState&) = delete;
+    ParallelState& operator=(const ParallelState&) = delete;
+    /// World::call_workers, between frames, when the next frame's phase will run on the threads: unless
+    /// the standbys of an earlier call are still out, enqueues one StandbyTask per worker of the arena.
+    /// An enqueue wakes a sleeping worker (oneTBB's workers sleep after ~0.1-0.2 ms without work), and
+    /// the task holds it, yielding, until this World's next phase starts or `standby` has passed; then
+    /// the worker is in the arena when the phase's tasks come (docs/benchmarks.md, "Ninth pass").
+    void call_workers(std::chrono::microseconds standby);
+    /// The body of a standby task (call_workers): waits on a worker, yielding its core on every turn,
+    /// until a phase after `phase_seen` starts (`phase` moves), the World stops its standbys, or `until`.
+    /// Reads only atomics of this state.
+    void stand_by(std::uint64_t phase_seen, std::chrono::steady_clock::time_point until);
+    /// What call_workers enqueues: forwards to stand_by. (Named, not a lambda, so that .ci/tsan_tbb.supp
+    /// can name it: TBB copies it between threads inside its task objects, out of ThreadSanitizer's sight.)
+    struct StandbyTask {
+        ParallelState* state;
+        std::uint64_t phase_seen;
+        std::chrono::steady_clock::time_point until;
+        void operator()() const;
+    };
     /// A task of the parallel phase, frames without a budget: walks the awake bits of slots
     /// [begin, end) and ticks the live agents whose LOD frame this is, in slot order, on the calling
     /// thread, into that thread's buffer. (No thread lists the frame's agents first: each task finds
@@ -232,7 +266,15 @@ struct World::ParallelState {
     // publishes its inputs with a release store that each task acquires, and each task publishes
     // its buffer with a release store (ParallelBuffer::tasks_done) that the calling thread acquires
     // after the phase. On a line of its own: the tasks only read it, nothing they write shares it.
-    alignas(64) std::atomic<std::uint64_t> phase{0};  // phases started
+    alignas(64) std::atomic<std::uint64_t> phase{0};  // phases started (on the threads or on the calling thread)
+    // The standby tasks (call_workers), on a line of their own: each task's end writes `standbys_out`.
+    alignas(64) std::atomic<std::uint32_t> standbys_out{0};  // enqueued and not finished
+    std::atomic<bool> standbys_stopped{false};                 // set by the destructor: every standby leaves
+    bool standbys_handed = false;                              // call_workers enqueued one, ever
+#ifdef EBT_TASK_PROBE
+    std::atomic<std::int64_t> standby_called_ns{0};            // (the probe: when call_workers last ran)
+#endif
+    tbb::task_group standby_group;                             // the standbys, for the destructor's wait
 };
 
 }  // namespace ebt

@@ -1,7 +1,7 @@
 // Measurement probe of the parallel phase (h-par, issue 12): time stamps of every task and phase,
 // compiled in only with -DEBT_TASK_PROBE (a separate build directory), never in a normal build.
 // tick_slots notes each task (thread, range, start, end, agents ticked); tick_in_parallel notes each
-// phase (start, end, grain). At exit the records are written to $EBT_TASK_PROBE_OUT (one line each)
+// phase (start, end, grain); stand_by notes each worker standby (when called, when run). At exit the records are written to $EBT_TASK_PROBE_OUT (one line each)
 // for scripts/task_probe.py to summarise.
 #pragma once
 
@@ -28,12 +28,20 @@ struct PhaseNote {
     std::uint64_t grain, slots, awake;
 };
 
-/// Per-thread task notes (fixed capacity, no locking in the phase) and the phase notes.
+/// A worker standby (World::ParallelState::call_workers, stand_by): when the World called the workers
+/// (`called`, on the calling thread), and when a worker ran the standby task (`start`, `end`).
+struct StandbyNote {
+    std::int64_t called, start, end;
+};
+
+/// Per-thread task notes (fixed capacity, no locking in the phase), the phase notes and the standbys.
 struct Store {
     static constexpr std::size_t kCap = 1 << 22;
     std::vector<TaskNote> tasks[8];
     std::size_t used[8] = {};
     std::vector<PhaseNote> phases;
+    std::mutex standby_lock;  // (a few standbys a burst: a lock is fine)
+    std::vector<StandbyNote> standbys;
     Store() {
         for (auto& t : tasks) t.resize(kCap);
         phases.reserve(1 << 20);
@@ -46,6 +54,8 @@ struct Store {
         for (const PhaseNote& p : phases)
             std::fprintf(f, "P %lld %lld %llu %llu %llu\n", (long long)p.start, (long long)p.end, (unsigned long long)p.grain,
                          (unsigned long long)p.slots, (unsigned long long)p.awake);
+        for (const StandbyNote& n : standbys)
+            std::fprintf(f, "S %lld %lld %lld\n", (long long)n.called, (long long)n.start, (long long)n.end);
         for (int t = 0; t < 8; ++t)
             for (std::size_t i = 0; i < used[t]; ++i) {
                 const TaskNote& n = tasks[t][i];

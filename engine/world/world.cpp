@@ -551,6 +551,9 @@ std::size_t World::resume_all(std::span<const ResumeHandle> handles, Status stat
     constexpr std::size_t kSlotsAhead = 8;
     constexpr std::size_t kBlocksAhead = 4;
     std::size_t accepted = 0;
+    // Resumes that will make the next frame's phase run on the threads: the workers are called first,
+    // so that their wake-up overlaps the resumes (call_workers; the inline wakes below do not check).
+    if (awake_count_ < call_workers_at_ && handles.size() >= call_workers_at_ - awake_count_) call_workers();
     for (std::size_t i = 0; i < handles.size(); ++i) {
         if (i + kSlotsAhead < handles.size()) {
             const std::uint32_t ahead = handles[i + kSlotsAhead].agent.index;

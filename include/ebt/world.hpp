@@ -240,11 +240,25 @@ struct ReloadReport {
     std::string error;
 };
 
+/// How a World with several threads (World::set_threads(n > 1, options)) treats its task arena's
+/// worker threads between frames (docs/world.md, "Threads").
+struct ParallelOptions {
+    /// When game code between frames wakes enough agents that the next frame's phase will run on the
+    /// threads (the awake count reaches the 512 below which a frame ticks on the calling thread: a
+    /// large resume_all, or the resumes, writes and spawns of a burst), the World hands its arena one
+    /// standby task per worker at once: it wakes a sleeping worker and holds it until the phase starts,
+    /// for at most this long, giving the core away (std::this_thread::yield) on every turn. So the
+    /// workers' wake-up overlaps the game's work instead of delaying the phase. Changes no result.
+    /// 0: off (the workers wake when the phase starts, as oneTBB wakes them).
+    std::chrono::microseconds worker_standby{2000};
+};
+
 /// How a World is set up (World(WorldOptions)).
 struct WorldOptions {
     /// Threads that tick a frame's agents (World::set_threads): 1 (the default) steps them on the
     /// calling thread, with no task arena and no buffering.
     std::uint32_t threads = 1;
+    ParallelOptions parallel{};  // with threads > 1
 };
 
 class World : private detail::AgentHost {
@@ -333,8 +347,10 @@ public:
     /// to sleep or arms their timers and applies their shared blackboard writes. The result (traces, state hash, FrameMetrics
     /// counters) is the same at every thread count for a world that follows the threading rule
     /// (docs/world.md, "Threads"). Throws UsageError for 0, more than 256, and from inside a frame.
-    void set_threads(std::uint32_t threads);
+    /// `options`: what the World does with the arena's workers between frames (ParallelOptions).
+    void set_threads(std::uint32_t threads, ParallelOptions options = {});
     std::uint32_t threads() const noexcept { return threads_; }
+    const ParallelOptions& parallel_options() const noexcept { return parallel_options_; }
     /// True while the agents of this frame are being ticked on several threads.
     bool in_parallel_phase() const noexcept { return parallel_phase_; }
     /// Measures where each step's time goes (StepPhaseTimes); off by default. last_phase_times() is
@@ -553,6 +569,7 @@ private:
         awake_[word] |= bit;
         awake_words_[word / 64] |= std::uint64_t{1} << (word % 64);
         ++awake_count_;
+        if (awake_count_ == call_workers_at_) [[unlikely]] call_workers();
     }
     void clear_awake(std::uint32_t slot) {
         const std::uint32_t word = slot / 64;
@@ -639,6 +656,15 @@ private:
     bool parallel_phase_ = false;  // agents are being ticked on several threads (set_threads)
     std::uint32_t threads_ = 1;
     std::unique_ptr<ParallelState> parallel_;  // with threads_ > 1
+    ParallelOptions parallel_options_;
+    /// The awake count at which set_awake (and resume_all, before its resumes) calls the workers: the
+    /// parallel phase's inline threshold with threads_ > 1 and a worker standby, else never.
+    static constexpr std::uint32_t kNeverCallWorkers = 0xFFFFFFFFu;
+    std::uint32_t call_workers_at_ = kNeverCallWorkers;
+    /// Between frames, when the coming frame's phase will run on the threads: hands the arena its
+    /// standby tasks (ParallelState::call_workers). Called by set_awake as the awake count reaches
+    /// call_workers_at_ and by resume_all before resumes that will reach it; nothing during a step.
+    void call_workers();
     // Hot reload (engine/world/reload.cpp).
     struct PendingReload {
         std::string name;
