@@ -558,8 +558,7 @@ ResumeHandle ActionContext::suspend() const {
     if (!agent_->in_tick_ || !rt.running(node_))
         throw UsageError("ActionContext::suspend() called outside the action's onInitialize or update");
     rt.set(node_, detail::kSuspended);
-    const AgentHandle in_world = agent_->host_ ? agent_->host_->handle_of(agent_->host_slot_) : AgentHandle{};
-    return ResumeHandle{in_world, agent_->serial_, node_, rt.run_id(node_)};
+    return rt.suspension_handle(node_);
 }
 
 }  // namespace ebt

@@ -85,12 +85,14 @@ struct Runtime {
         const std::uint16_t* w = &mem<std::uint16_t>(n);
         return std::uint64_t{w[0]} | std::uint64_t{w[1]} << 16 | std::uint64_t{w[2]} << 32;
     }
-    void next_run_id(NodeIndex n) {
+    /// Moves action n's run id on (a new run begins) and returns the new id.
+    std::uint64_t next_run_id(NodeIndex n) {
         const std::uint64_t id = run_id(n) + 1;
         std::uint16_t* w = &mem<std::uint16_t>(n);
         w[0] = static_cast<std::uint16_t>(id);
         w[1] = static_cast<std::uint16_t>(id >> 16);
         w[2] = static_cast<std::uint16_t>(id >> 32);
+        return id & 0xFFFF'FFFF'FFFF;  // (what run_id(n) reads back: 48 bits)
     }
     TimePoint& deadline(NodeIndex n) { return mem<TimePoint>(n); }
     std::uint16_t* queue() { return queue_entries; }
@@ -182,6 +184,14 @@ struct Runtime {
     Status finish_update(NodeIndex n, bool ok, Status s);
     Outcome leaf_outcome(NodeIndex n, Status s);  // its second half: re-queue, or end the leaf
     void notify_parent(NodeIndex n, Outcome o);   // step_leaf's reaction to an ended leaf
+    /// The handle of action n's current run, suspended: ActionContext::suspend's result, and what
+    /// enter gives a latent action's start (its agent's handle in its host, if it has one).
+    /// (`run`: run_id(n), when the caller has it.)
+    ResumeHandle suspension_handle(NodeIndex n) { return suspension_handle(n, run_id(n)); }
+    ResumeHandle suspension_handle(NodeIndex n, std::uint64_t run) {
+        const AgentHandle in_world = a.host_ ? a.host_->handle_of(a.host_slot_) : AgentHandle{};
+        return ResumeHandle{in_world, a.serial_, n, run};
+    }
     void fire_timer(NodeIndex n);
     void finish_resume(NodeIndex n);
     /// A completed move's two short paths (docs/semantics.md, "A completed move"), for an event agent
