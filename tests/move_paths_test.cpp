@@ -35,8 +35,14 @@ struct Moves {
     std::map<std::uint64_t, ResumeHandle> walks;
     int ends_terminated = 0;
 
+    bool spot = false;  // Spotter's start writes enemy = true
+
     Moves() {
         registry.add_latent_action("Walk", [this](ActionContext& ctx, const ResumeHandle& h) { walks[ctx.agent().serial()] = h; });
+        registry.add_latent_action("Spotter", [this](ActionContext& ctx, const ResumeHandle& h) {
+            walks[ctx.agent().serial()] = h;
+            if (spot) ctx.blackboard().set("enemy", true);
+        });
         registry.add_action("Fight", [](ActionContext&) { return Status::Running; });
         LatentActionSpec ends;
         ends.start = [this](ActionContext& ctx, const ResumeHandle& h) { walks[ctx.agent().serial()] = h; };
@@ -130,6 +136,19 @@ TEST_CASE("Move paths: where they must not apply, the general path gives the sam
             p.set("enemy", true);
             p.check_same();
             CHECK(p.tick() == "0:I 1:I 3:I 3:U");
+            CHECK(p.tick() == "3:U");
+        }
+        SUBCASE("the next move's start writes the skipped guard's key: the guard fires on the next tick") {
+            // restart_root_plainly leaves out selector_advance's mark_lower_guards_live: the write
+            // during the start schedules the root's check itself (the skipped guard is live).
+            Pair p(guard_b_like(m.registry, "Spotter"), mode);
+            CHECK(p.tick() == "0:I 4:I");
+            REQUIRE(m.resume(p.traced, kS));
+            REQUIRE(m.resume(p.plain, kS));
+            CHECK(p.tick() == "4:T(Success) 0:T(Success)");
+            m.spot = true;
+            CHECK(p.tick() == "0:I 4:I");
+            CHECK(p.tick() == "4:T(Aborted) 1:I 3:I 3:U");
             CHECK(p.tick() == "3:U");
         }
         SUBCASE("a move that fails: the selector has no next child, the root fails") {

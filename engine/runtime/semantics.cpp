@@ -688,11 +688,14 @@ bool Runtime::restart_root_plainly() {
     const NodeIndex leaf = plan.leaf;
     cursor(0) = leaf;
     advance(leaf);
-    // From here on as selector_advance, enter(0) and begin_pending(0) go on.
+    // From here on as selector_advance, enter(0) and begin_pending(0) go on. (selector_advance's
+    // mark_lower_guards_live(0, leaf) after a leaf that runs has nothing to do here: the children
+    // before the leaf are the skipped ones, whose kGuardDirty was cleared above, and a write during
+    // the leaf's start that dirties one of their guards has already scheduled the check at the root
+    // that mark_lower_guards_live would schedule: the guard is live then, wake_guard.)
     const Outcome o = enter(leaf);
     Outcome r;
     if (o == Outcome::Running) {
-        mark_lower_guards_live(0, leaf);
         r = o;
     } else {
         r = o == Outcome::Success ? o : selector_advance(0, def(leaf).next_sibling);
