@@ -234,6 +234,10 @@ struct Runtime {
     void event_tick();
     bool single_entry_tick();  // the tick of a queue holding one node: true when the tick is done
     bool single_entry_work(NodeIndex n, std::uint16_t work);  // its node's work other than a plain update
+    /// single_entry_work's body: always inline, so that a World's move tick (single_work_tick) has it
+    /// in its own body, without a second call and its saved registers (single_entry_tick calls it
+    /// through single_entry_work, out of line, to keep the quiet tick's path short).
+    [[gnu::always_inline]] inline bool entry_work(NodeIndex n, std::uint16_t work);
     /// single_entry_tick's end after the update of its running action `n` returned `s` (`head`: where
     /// the queue's head was before `n` was popped). True when the tick is done; otherwise event_loop()
     /// pops what is left of this tick's queue.
@@ -257,8 +261,18 @@ struct Runtime {
         }
     }
     /// The end of every tick: an abort() asked for during it carried out, the walk position and tick
-    /// count moved on. Returns the root's status.
-    Status finish_tick();
+    /// count moved on. Returns the root's status. Inline (every tick's entry ends with it); the abort's
+    /// part is out of line.
+    Status finish_tick() {
+        if (stopping) [[unlikely]] finish_stopped_tick();
+        a.walk_pos_ = -1;
+        ++a.ticks_;
+        check_invariants("a tick");
+        return st(0);  // the root's status (the block is known to be there: no checks needed)
+    }
+    /// finish_tick's part when an abort() called during the tick is due (stopping): carried out where
+    /// user code returned, and the end-of-frame marker put back at the end of the queue.
+    void finish_stopped_tick();
     /// A tick of `agent` once tick_numbered's checks have passed: the clock and tick number moved on,
     /// the mode's tick run, finish_tick(). tick_numbered and the lean World tick's fallback call it.
     static Status checked_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics* frame);
