@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Instructions per completed latent move in the sweep's guard_b world, split into the
-# MovementSystem, the World and the engine (docs/benchmarks.md, "Where the time goes").
+# Instructions per completed latent move in the sweep's guard_b world, split into the parts of a
+# move (docs/benchmarks.md, "Where the time goes" and the passes after it).
 # Repeatable whatever else runs.
 #
 #   bash scripts/moves_callgrind.sh [BUILD_DIR] [AGENTS] [MODE]
@@ -8,17 +8,13 @@
 # BUILD_DIR (build/rel) must hold a Release libebt.a and scenarios/libebt_scenarios.a (build the
 # target ebt_bench_transitions there first). Builds bench/callgrind/moves_driver.cpp against it,
 # runs 100 measured frames of AGENTS (10,000) agents in MODE (event) after 200 warm-up frames under
-# callgrind, and prints the inclusive instructions of the parts of a frame per completed move:
-#   MovementSystem  MovementSystem::step and ::request, less the World::resume_all (or, in older
-#                   code, World::resume) calls it makes
-#   World           World::resume_all's own loop (with the handle's checks, since h-moves2 made
-#                   it call Agent::resume itself), World::resume less Agent::resume, the wakes
-#                   (World::on_agent_wake), and
-#                   World::step less the agents' ticks (its loop and bookkeeping for the woken agents)
-#   engine          Agent::resume, or since h-moves3 Agent::resume_in_world (less the wake it tells
-#                   the World of, before h-moves3) and the agents' ticks (Agent::tick_in_world, or
-#                   in older code Agent::tick_numbered, less MovementSystem::request called from
-#                   Patrol's start)
+# callgrind, and prints per completed move:
+#   the inclusive instructions of the frame's three calls: MovementSystem::step less the
+#   World::resume_all it calls, World::resume_all, and World::step (the agents' ticks included, with
+#   Patrol's start and the MovementSystem::request it makes: since the lean World tick, h-lane,
+#   Runtime::world_tick is inline in the World's loop, so the ticks are not counted apart);
+#   then the self cost of every function, grouped into the parts of a move of docs/benchmarks.md
+#   ("A move through a World, fourth pass").
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/callgrind_driver.sh
@@ -48,35 +44,56 @@ def get(part):
         if part in name: return ir
     return 0
 total = get("measured_frames")
-ms_step = get("ebt::scenarios::MovementSystem::step(")
-# MovementSystem::request, inlined into Patrol's start function (the latent action's lambda)
-ms_request = get("ebt::scenarios::MovementSystem::request") or get("register_latent_guard_actions(ebt::Registry&, ebt::scenarios::MovementSystem&)::{lambda")
-world_resume = get("ebt::World::resume(")
-# Since h-moves3, resume_all resumes through Agent::resume_in_world and sets the awake bit itself.
-agent_resume = get("ebt::Agent::resume(") or get("ebt::Agent::resume_in_world(")
-wake = get("ebt::World::on_agent_wake(")
-world_step = get("ebt::World::step(std")
-# Since the lean World tick (h-quiet), a World ticks its agents through Agent::tick_in_world, which
-# calls tick_numbered only for a tick it refuses.
-ticks = get("ebt::Agent::tick_in_world(") or get("ebt::Agent::tick_numbered(")
-# World::resume_all (the MovementSystem's batch since h-moves): its own loop, with the prefetches,
-# counts to the World; before it the MovementSystem called World::resume itself.
 resume_all = get("ebt::World::resume_all(")
-# Since h-moves2, resume_all checks each handle itself and calls Agent::resume directly (no
-# World::resume): its own loop then holds the handle's checks too.
-inner = world_resume if world_resume else agent_resume
-batch = resume_all - inner if resume_all else 0
-world_resume_own = world_resume - agent_resume if world_resume else 0
-movement = ms_step - (resume_all or world_resume) + ms_request
-world = batch + world_resume_own + wake + (world_step - ticks)
-engine = (agent_resume - wake) + (ticks - ms_request)
+movement = get("ebt::scenarios::MovementSystem::step(") - resume_all
+world_step = get("ebt::World::step(std")
 print(f"moves completed: {moves}")
-for label, ir in [("MovementSystem", movement), ("World", world), ("  World::resume_all's loop (prefetches; the checks)", batch),
-                  ("  World::resume, less Agent::resume", world_resume_own),
-                  ("  World::on_agent_wake", wake), ("  World::step, less the ticks", world_step - ticks),
-                  ("engine", engine), ("  Agent::resume (or resume_in_world), less the wake", agent_resume - wake),
-                  ("  the two ticks (tick_in_world), less MovementSystem::request", ticks - ms_request),
+for label, ir in [("MovementSystem::step, less World::resume_all", movement), ("World::resume_all", resume_all),
+                  ("World::step (the ticks, Patrol's start and MovementSystem::request included)", world_step),
                   ("all (measured_frames)", total)]:
-    print(f"{label:55s} {ir / moves:8.1f} instructions per move")
+    print(f"{label:80s} {ir / moves:8.1f} instructions per move")
+PY
+# The same run by self cost (each function's own instructions, inlined code included in the function
+# it is inlined into), grouped into the parts of a move that docs/benchmarks.md's tables name ("A
+# move through a World, fourth pass"); the largest functions of each part follow. Every function
+# counted in measured_frames falls in one part ("other" when no pattern names it).
+callgrind_annotate --inclusive=no --threshold=100 "$out/moves.cg" >"$out/self.txt"
+python3 - "$out/self.txt" "$out/driver.txt" <<'PY'
+import re, sys
+moves = int(re.search(r"moves completed (\d+)", open(sys.argv[2]).read()).group(1))
+parts = [  # (part, patterns of the function names it holds), first match wins
+    ("the MovementSystem and Patrol's start (user code)", [r"scenarios::", r"vector<ebt::ResumeHandle", r"_M_realloc_insert"]),
+    ("the resume (resume_all, the agent's resume, the wake)",
+     [r"World::resume_all", r"resume_in_world", r"resume_run", r"Agent::resume\(", r"World::resume\(",
+      r"World::set_awake", r"on_agent_resume", r"on_agent_wake", r"place_in_queue", r"Runtime::enqueue"]),
+    ("the short paths (single_entry_work, end_resumed_run, restart_root_plainly)",
+     [r"single_entry_work", r"end_resumed_run", r"restart_root_plainly"]),
+    ("the next move's start (enter, the latent start, suspend, handle_of)",
+     [r"Runtime::enter", r"ActionContext::suspend", r"handle_of", r"LatentStart", r"_Function_handler",
+      r"mark_lower_guards_live", r"selector_advance", r"begin_pending", r"next_run_id", r"suspension_handle"]),
+    ("the tick entries (single_work_tick or checked_tick, event_tick, finish_tick)",
+     [r"single_work_tick", r"checked_tick", r"event_tick", r"single_entry_tick", r"finish_tick", r"tick_numbered",
+      r"world_tick", r"tick_in_world", r"event_loop"]),
+    ("the World's steps of the woken agents and their sleep (step_serial with tick_agent and world_tick's tests inline)",
+     [r"World::step_serial", r"World::step_slot", r"World::tick_agent", r"fall_asleep", r"schedule_after_step",
+      r"clear_awake", r"next_awake", r"World::run_frame", r"World::step\(", r"sleep_due", r"World::"]),
+]
+totals = {name: 0 for name, _ in parts}
+totals["other"] = 0
+members = {name: [] for name in totals}
+for line in open(sys.argv[1]):
+    m = re.match(r"\s*([\d,]+)\s+\(\s*[\d.]+%\)\s+[^:\s]*:(.*)$", line)
+    if not m: continue
+    ir = int(m.group(1).replace(",", ""))
+    name = m.group(2).split(" [")[0].strip()
+    part = next((p for p, pats in parts if any(re.search(x, name) for x in pats)), "other")
+    totals[part] += ir
+    members[part].append((ir, name))
+print(f"\nself cost per completed move, by part ({moves} moves):")
+for part, ir in totals.items():
+    print(f"{ir / moves:8.1f}  {part}")
+    for f_ir, f_name in sorted(members[part], reverse=True)[:6]:
+        if f_ir / moves >= 1: print(f"{'':12s}{f_ir / moves:7.1f}  {f_name[:110]}")
+print(f"{sum(totals.values()) / moves:8.1f}  all")
 PY
 rm -rf "$out"

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -34,8 +35,14 @@ struct Moves {
     std::map<std::uint64_t, ResumeHandle> walks;
     int ends_terminated = 0;
 
+    bool spot = false;  // Spotter's start writes enemy = true
+
     Moves() {
         registry.add_latent_action("Walk", [this](ActionContext& ctx, const ResumeHandle& h) { walks[ctx.agent().serial()] = h; });
+        registry.add_latent_action("Spotter", [this](ActionContext& ctx, const ResumeHandle& h) {
+            walks[ctx.agent().serial()] = h;
+            if (spot) ctx.blackboard().set("enemy", true);
+        });
         registry.add_action("Fight", [](ActionContext&) { return Status::Running; });
         LatentActionSpec ends;
         ends.start = [this](ActionContext& ctx, const ResumeHandle& h) { walks[ctx.agent().serial()] = h; };
@@ -129,6 +136,19 @@ TEST_CASE("Move paths: where they must not apply, the general path gives the sam
             p.set("enemy", true);
             p.check_same();
             CHECK(p.tick() == "0:I 1:I 3:I 3:U");
+            CHECK(p.tick() == "3:U");
+        }
+        SUBCASE("the next move's start writes the skipped guard's key: the guard fires on the next tick") {
+            // restart_root_plainly leaves out selector_advance's mark_lower_guards_live: the write
+            // during the start schedules the root's check itself (the skipped guard is live).
+            Pair p(guard_b_like(m.registry, "Spotter"), mode);
+            CHECK(p.tick() == "0:I 4:I");
+            REQUIRE(m.resume(p.traced, kS));
+            REQUIRE(m.resume(p.plain, kS));
+            CHECK(p.tick() == "4:T(Success) 0:T(Success)");
+            m.spot = true;
+            CHECK(p.tick() == "0:I 4:I");
+            CHECK(p.tick() == "4:T(Aborted) 1:I 3:I 3:U");
             CHECK(p.tick() == "3:U");
         }
         SUBCASE("a move that fails: the selector has no next child, the root fails") {
@@ -252,5 +272,144 @@ TEST_CASE("Move paths: through a World, the frame metrics are those of the gener
         CHECK(a.behaviors_updated == b.behaviors_updated);
         CHECK(a.timers_fired == b.timers_fired);
         for (std::size_t i = 0; i < t_agents.size(); ++i) CHECK(save_agent(traced.at(t_agents[i])) == save_agent(plain.at(p_agents[i])));
+    }
+}
+
+// ---- a latent action's start, called directly (Runtime::enter, ActionCall::latent) --------------------
+
+namespace {
+
+/// Latent actions whose starts do what game code may do there: keep the handle (Walk), throw (Throws),
+/// ask for an abort (Aborts), resume at once (Resumes). Registered twice: as add_latent_action makes
+/// them (`direct`: the engine recognises the start and calls it itself) and as copies whose
+/// onInitialize is wrapped, as a recorder wraps it (`wrapped`: the general path, the onInitialize
+/// std::function that suspends and calls start). Same names, so the trees are the same definition.
+struct LatentStarts {
+    Registry direct, wrapped;
+    std::map<std::uint64_t, ResumeHandle> handles;  // by agent serial, the last run's
+    int starts = 0;
+
+    LatentStarts() {
+        const auto keep = [this](ActionContext& ctx, const ResumeHandle& h) {
+            ++starts;
+            handles[ctx.agent().serial()] = h;
+        };
+        direct.add_latent_action("Walk", keep);
+        direct.add_latent_action("Throws", [keep](ActionContext& ctx, const ResumeHandle& h) {
+            keep(ctx, h);
+            throw std::runtime_error("no path");
+        });
+        direct.add_latent_action("Aborts", [keep](ActionContext& ctx, const ResumeHandle& h) {
+            keep(ctx, h);
+            ctx.agent().abort();
+        });
+        direct.add_latent_action("Resumes", [keep](ActionContext& ctx, const ResumeHandle& h) {
+            keep(ctx, h);
+            CHECK(ctx.agent().resume(h, Status::Success));
+        });
+        for (const std::string& name : direct.action_names()) {
+            ActionSpec spec = *direct.find_action(name);
+            spec.on_initialize = [f = spec.on_initialize](ActionContext& ctx) { f(ctx); };
+            wrapped.add_action(name, std::move(spec));
+        }
+    }
+};
+
+/// 0 ActiveSelector, 1 Sequence (its leading condition 2, check(enemy)), 3 `fight`, 4 `move`: the
+/// guard_b tree with the actions named.
+Tree move_tree(const Registry& registry, const char* fight, const char* move) {
+    return TreeBuilder("moves", registry)
+        .key<bool>("enemy")
+        .active_selector()
+            .sequence().check("enemy").action(fight).back()
+            .action(move)
+        .back()
+        .end();
+}
+
+}  // namespace
+
+TEST_CASE("Move paths: a latent action's start called directly gives the trace and state of its onInitialize") {
+    for (const char* move : {"Walk", "Throws", "Aborts", "Resumes"}) {
+        CAPTURE(move);
+        test::in_both_modes([&](Mode mode) {
+            for (const bool listened : {true, false}) {  // (without a listener, event mode takes the short paths)
+                CAPTURE(listened);
+                LatentStarts s;
+                test::TraceRecorder direct_rec, wrapped_rec;
+                Agent direct(move_tree(s.direct, "Walk", move), {.mode = mode, .listener = listened ? &direct_rec : nullptr});
+                Agent wrapped(move_tree(s.wrapped, "Walk", move), {.mode = mode, .listener = listened ? &wrapped_rec : nullptr});
+                for (int tick = 0; tick < 12; ++tick) {
+                    CAPTURE(tick);
+                    if (tick % 4 == 2) {  // a move ends (Failure every other time); a stale handle is refused alike
+                        const Status ends = tick % 8 == 2 ? Status::Success : Status::Failure;
+                        CHECK(direct.resume(s.handles.at(direct.serial()), ends) ==
+                              wrapped.resume(s.handles.at(wrapped.serial()), ends));
+                    }
+                    if (tick == 9) {  // the fight branch, then back
+                        direct.blackboard().set("enemy", true);
+                        wrapped.blackboard().set("enemy", true);
+                    }
+                    if (tick == 10) {
+                        direct.blackboard().set("enemy", false);
+                        wrapped.blackboard().set("enemy", false);
+                    }
+                    CHECK(direct.tick(100ms) == wrapped.tick(100ms));
+                    CHECK(save_agent(direct) == save_agent(wrapped));
+                    CHECK(direct.stats().updates == wrapped.stats().updates);
+                    CHECK(direct.stats().guards_evaluated == wrapped.stats().guards_evaluated);
+                    CHECK(direct.stats().nodes_visited == wrapped.stats().nodes_visited);
+                    const ResumeHandle& d = s.handles.at(direct.serial());
+                    const ResumeHandle& w = s.handles.at(wrapped.serial());
+                    CHECK(d.node == w.node);
+                    CHECK(d.run == w.run);
+                    CHECK(d.agent_serial == direct.serial());
+                    CHECK(d.agent == AgentHandle{});  // (not in a World)
+                }
+                if (listened) {
+                    REQUIRE(direct_rec.entries.size() == wrapped_rec.entries.size());
+                    for (std::size_t i = 0; i < direct_rec.entries.size(); ++i) {
+                        CAPTURE(i);
+                        CHECK(test::TraceRecorder::render(direct_rec.entries[i].event) ==
+                              test::TraceRecorder::render(wrapped_rec.entries[i].event));
+                        CHECK(direct_rec.entries[i].event.tick == wrapped_rec.entries[i].event.tick);
+                        CHECK(direct_rec.entries[i].message == wrapped_rec.entries[i].message);
+                    }
+                }
+                CHECK(s.starts >= 4);
+            }
+        });
+    }
+}
+
+TEST_CASE("Move paths: through a World, a latent start called directly gets the agent's handle in the World") {
+    LatentStarts s;
+    const Tree tree = move_tree(s.direct, "Walk", "Walk");
+    const Tree wrapped_tree = move_tree(s.wrapped, "Walk", "Walk");
+    World world;
+    std::vector<AgentHandle> agents;
+    for (std::uint64_t i = 0; i < 6; ++i) agents.push_back(world.spawn(i % 2 == 0 ? tree : wrapped_tree, {.mode = Mode::Event, .seed = i}));
+    world.despawn(agents[2]);  // a later spawn reuses the slot with the next generation
+    world.step(50ms);
+    agents[2] = world.spawn(tree, {.mode = Mode::Event, .seed = 2});
+    for (int frame = 0; frame < 9; ++frame) {
+        CAPTURE(frame);
+        world.step(50ms);
+        for (const AgentHandle h : agents) {
+            const ResumeHandle& run = s.handles.at(world.at(h).serial());
+            CHECK(run.agent == h);
+            CHECK(run.node == 4);
+        }
+        std::vector<ResumeHandle> moves;
+        for (const AgentHandle h : agents) moves.push_back(s.handles.at(world.at(h).serial()));
+        if (frame % 3 == 0) CHECK(world.resume_all(moves, Status::Success) == moves.size());
+    }
+    for (const std::size_t i : {0u, 4u}) {  // direct (even) and wrapped (odd) agents of the same age ran alike
+        const Agent& direct = world.at(agents[i]);
+        const Agent& wrapped = world.at(agents[i + 1]);
+        for (NodeIndex n = 0; n < direct.tree().size(); ++n) CHECK(direct.status(n) == wrapped.status(n));
+        CHECK(direct.stats().guards_evaluated == wrapped.stats().guards_evaluated);
+        CHECK(direct.stats().nodes_visited == wrapped.stats().nodes_visited);
+        CHECK(s.handles.at(direct.serial()).run == s.handles.at(wrapped.serial()).run);
     }
 }

@@ -3,6 +3,7 @@
 #include <ebt/registry.hpp>
 #include <ebt/xml.hpp>
 
+#include "registry/latent_start.hpp"
 #include "tree/builder_internal.hpp"
 #include "xml/xml_internal.hpp"
 
@@ -194,7 +195,8 @@ Registry& Registry::add_action(std::string name, std::function<Status(ActionCont
 Registry& Registry::add_latent_action(std::string name, LatentActionSpec latent) {
     if (!latent.start) throw BuildError("latent action '" + name + "' has no start function");
     ActionSpec spec;
-    spec.on_initialize = [start = std::move(latent.start)](ActionContext& ctx) { start(ctx, ctx.suspend()); };
+    // Suspends the run and calls start; the engine recognises it and does both itself (latent_start.hpp).
+    spec.on_initialize = detail::LatentStart{std::move(latent.start)};
     // Never called while the run is suspended; a resume ends the run without an update.
     spec.update = [](ActionContext&) { return Status::Running; };
     spec.on_terminate = std::move(latent.on_terminate);

@@ -248,50 +248,17 @@ Status detail::Runtime::checked_tick(Agent& agent, std::uint64_t tick, Duration 
     return rt.finish_tick();
 }
 
-Status detail::Runtime::finish_tick() {
-    if (stopping) {  // an abort() called during the tick, carried out where user code returned
-        abort_all();
-        if (a.mode_ == Mode::Event) {
-            // Put the end-of-frame marker back at the end: everything queued is for the next tick.
-            for (std::uint16_t i = 0; i < a.queue_size_; ++i)
-                if (queue_at(i) == detail::kQueueMarker) {
-                    queue_remove_at(i);
-                    break;
-                }
-            queue_insert(a.queue_size_, detail::kQueueMarker);
-        }
+void detail::Runtime::finish_stopped_tick() {
+    abort_all();  // an abort() called during the tick, carried out where user code returned
+    if (a.mode_ == Mode::Event) {
+        // Put the end-of-frame marker back at the end: everything queued is for the next tick.
+        for (std::uint16_t i = 0; i < a.queue_size_; ++i)
+            if (queue_at(i) == detail::kQueueMarker) {
+                queue_remove_at(i);
+                break;
+            }
+        queue_insert(a.queue_size_, detail::kQueueMarker);
     }
-    a.walk_pos_ = -1;
-    ++a.ticks_;
-    check_invariants("a tick");
-    return st(0);  // the root's status (the block is known to be there: no checks needed)
-}
-
-// A World's tick of an agent whose queue is [n, marker] with n's work other than a plain update: in
-// a latent move, the tick that ends the resumed action (and the run) and the tick that restarts the
-// root. world_tick (runtime/world_tick.hpp) has checked and read what checked_tick, event_tick and
-// single_entry_tick would check again (tick_numbered's checks passed; event mode, no listener, not
-// stopped, no deadline due, the queue [n, marker]): this is checked_tick with those tests left out and
-// single_entry_tick's pop done here, then the same single_entry_work, event_loop and finish_tick.
-// tests/differential_test.cpp's World case and tests/move_paths_test.cpp hold it to the general path.
-[[gnu::noinline]] void detail::Runtime::single_work_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame) {
-    TickScope scope(agent.in_tick_);
-    agent.ticks_ = tick;
-    agent.clock_ += dt.count();
-    Runtime rt(agent);
-    rt.dt = dt;
-    rt.frame = &frame;
-    // single_entry_tick's pop of the queue's one node (walk_pos_ goes from -1 to n, as advance(n) sets it).
-    const NodeIndex n = rt.queue_entries[agent.queue_head_];
-    agent.queue_head_ = static_cast<std::uint16_t>(rt.queue_slot(1));
-    agent.queue_size_ = 1;
-    std::uint16_t& flags = rt.fl(n);
-    flags = static_cast<std::uint16_t>(flags & ~kQueued);
-    rt.check_walk_order(n);
-    agent.walk_pos_ = n;
-    rt.count_visit();
-    if (!rt.single_entry_work(n, static_cast<std::uint16_t>(flags & kPendingWork))) rt.event_loop();
-    rt.finish_tick();
 }
 
 // The rest of a tick that world_tick's lean path began (runtime/world_tick.hpp), when the update did
@@ -558,8 +525,7 @@ ResumeHandle ActionContext::suspend() const {
     if (!agent_->in_tick_ || !rt.running(node_))
         throw UsageError("ActionContext::suspend() called outside the action's onInitialize or update");
     rt.set(node_, detail::kSuspended);
-    const AgentHandle in_world = agent_->host_ ? agent_->host_->handle_of(agent_->host_slot_) : AgentHandle{};
-    return ResumeHandle{in_world, agent_->serial_, node_, rt.run_id(node_)};
+    return rt.suspension_handle(node_);
 }
 
 }  // namespace ebt

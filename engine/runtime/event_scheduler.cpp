@@ -220,9 +220,8 @@ bool Runtime::single_update_done(NodeIndex n, std::uint16_t head, Status s) {
 }
 
 // single_entry_tick's node when its work is not a plain update (a resume, a pending start, dirty
-// checks, a due timer). Out of line, so that the plain update's path, taken on every quiet frame,
-// stays as short as without it. Returns true when the tick is done.
-[[gnu::noinline]] bool Runtime::single_entry_work(NodeIndex n, std::uint16_t work) {
+// checks, a due timer), and a World's move tick's (single_work_tick). Returns true when the tick is done.
+inline bool Runtime::entry_work(NodeIndex n, std::uint16_t work) {
     std::uint16_t* q = queue();
     if (work == kStartPending) {  // the root's restart after its run ended (or another pending start)
         if (n == 0 && t.root_restart.usable && !a.listener_ && restart_root_plainly()) {
@@ -238,7 +237,7 @@ bool Runtime::single_update_done(NodeIndex n, std::uint16_t head, Status s) {
         // A resumed action ends (a completed move): in the common case with its ancestors, and
         // the tick is done.
         if (has(n, kResumeSuccess) && def(n).success_ends_root && !a.listener_ && !a.abort_requested_ &&
-            !t.actions[def(n).action]->on_terminate) {
+            !t.action_calls[n].spec->on_terminate) {
             end_resumed_run(n);
             return true;
         }
@@ -247,6 +246,39 @@ bool Runtime::single_update_done(NodeIndex n, std::uint16_t head, Status s) {
         dispatch(n);
     }
     return false;
+}
+
+// single_entry_tick's node when its work is not a plain update (a resume, a pending start, dirty
+// checks, a due timer). Out of line, so that the plain update's path, taken on every quiet frame,
+// stays as short as without it. Returns true when the tick is done.
+[[gnu::noinline]] bool Runtime::single_entry_work(NodeIndex n, std::uint16_t work) { return entry_work(n, work); }
+
+// A World's tick of an agent whose queue is [n, marker] with n's work other than a plain update: in
+// a latent move, the tick that ends the resumed action (and the run) and the tick that restarts the
+// root. world_tick (runtime/world_tick.hpp) has checked and read what checked_tick, event_tick and
+// single_entry_tick would check again (tick_numbered's checks passed; event mode, no listener, not
+// stopped, no deadline due, the queue [n, marker]): this is checked_tick with those tests left out and
+// single_entry_tick's pop done here, then the same node's work (entry_work, inline here: one call for
+// the whole tick), event_loop and finish_tick. Here, next to entry_work, so that it can be inline.
+// tests/differential_test.cpp's World case and tests/move_paths_test.cpp hold it to the general path.
+[[gnu::noinline]] void Runtime::single_work_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame) {
+    TickScope scope(agent.in_tick_);
+    agent.ticks_ = tick;
+    agent.clock_ += dt.count();
+    Runtime rt(agent);
+    rt.dt = dt;
+    rt.frame = &frame;
+    // single_entry_tick's pop of the queue's one node (walk_pos_ goes from -1 to n, as advance(n) sets it).
+    const NodeIndex n = rt.queue_entries[agent.queue_head_];
+    agent.queue_head_ = static_cast<std::uint16_t>(rt.queue_slot(1));
+    agent.queue_size_ = 1;
+    std::uint16_t& flags = rt.fl(n);
+    flags = static_cast<std::uint16_t>(flags & ~kQueued);
+    rt.check_walk_order(n);
+    agent.walk_pos_ = n;
+    rt.count_visit();
+    if (!rt.entry_work(n, static_cast<std::uint16_t>(flags & kPendingWork))) rt.event_loop();
+    rt.finish_tick();
 }
 
 void Runtime::process(NodeIndex n) {

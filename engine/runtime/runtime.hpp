@@ -85,12 +85,14 @@ struct Runtime {
         const std::uint16_t* w = &mem<std::uint16_t>(n);
         return std::uint64_t{w[0]} | std::uint64_t{w[1]} << 16 | std::uint64_t{w[2]} << 32;
     }
-    void next_run_id(NodeIndex n) {
+    /// Moves action n's run id on (a new run begins) and returns the new id.
+    std::uint64_t next_run_id(NodeIndex n) {
         const std::uint64_t id = run_id(n) + 1;
         std::uint16_t* w = &mem<std::uint16_t>(n);
         w[0] = static_cast<std::uint16_t>(id);
         w[1] = static_cast<std::uint16_t>(id >> 16);
         w[2] = static_cast<std::uint16_t>(id >> 32);
+        return id & 0xFFFF'FFFF'FFFF;  // (what run_id(n) reads back: 48 bits)
     }
     TimePoint& deadline(NodeIndex n) { return mem<TimePoint>(n); }
     std::uint16_t* queue() { return queue_entries; }
@@ -182,6 +184,14 @@ struct Runtime {
     Status finish_update(NodeIndex n, bool ok, Status s);
     Outcome leaf_outcome(NodeIndex n, Status s);  // its second half: re-queue, or end the leaf
     void notify_parent(NodeIndex n, Outcome o);   // step_leaf's reaction to an ended leaf
+    /// The handle of action n's current run, suspended: ActionContext::suspend's result, and what
+    /// enter gives a latent action's start (its agent's handle in its host, if it has one).
+    /// (`run`: run_id(n), when the caller has it.)
+    ResumeHandle suspension_handle(NodeIndex n) { return suspension_handle(n, run_id(n)); }
+    ResumeHandle suspension_handle(NodeIndex n, std::uint64_t run) {
+        const AgentHandle in_world = a.host_ ? a.host_->handle_of(a.host_slot_) : AgentHandle{};
+        return ResumeHandle{in_world, a.serial_, n, run};
+    }
     void fire_timer(NodeIndex n);
     void finish_resume(NodeIndex n);
     /// A completed move's two short paths (docs/semantics.md, "A completed move"), for an event agent
@@ -224,6 +234,10 @@ struct Runtime {
     void event_tick();
     bool single_entry_tick();  // the tick of a queue holding one node: true when the tick is done
     bool single_entry_work(NodeIndex n, std::uint16_t work);  // its node's work other than a plain update
+    /// single_entry_work's body: always inline, so that a World's move tick (single_work_tick) has it
+    /// in its own body, without a second call and its saved registers (single_entry_tick calls it
+    /// through single_entry_work, out of line, to keep the quiet tick's path short).
+    [[gnu::always_inline]] inline bool entry_work(NodeIndex n, std::uint16_t work);
     /// single_entry_tick's end after the update of its running action `n` returned `s` (`head`: where
     /// the queue's head was before `n` was popped). True when the tick is done; otherwise event_loop()
     /// pops what is left of this tick's queue.
@@ -247,8 +261,18 @@ struct Runtime {
         }
     }
     /// The end of every tick: an abort() asked for during it carried out, the walk position and tick
-    /// count moved on. Returns the root's status.
-    Status finish_tick();
+    /// count moved on. Returns the root's status. Inline (every tick's entry ends with it); the abort's
+    /// part is out of line.
+    Status finish_tick() {
+        if (stopping) [[unlikely]] finish_stopped_tick();
+        a.walk_pos_ = -1;
+        ++a.ticks_;
+        check_invariants("a tick");
+        return st(0);  // the root's status (the block is known to be there: no checks needed)
+    }
+    /// finish_tick's part when an abort() called during the tick is due (stopping): carried out where
+    /// user code returned, and the end-of-frame marker put back at the end of the queue.
+    void finish_stopped_tick();
     /// A tick of `agent` once tick_numbered's checks have passed: the clock and tick number moved on,
     /// the mode's tick run, finish_tick(). tick_numbered and the lean World tick's fallback call it.
     static Status checked_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics* frame);

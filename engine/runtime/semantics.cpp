@@ -2,6 +2,7 @@
 // ends (the completion observers), guards and their edges, aborts, switches, timers and resumes.
 // Scheduling (which node gets attention when) lives in polling_walker.cpp and event_scheduler.cpp.
 #include "runtime/runtime.hpp"
+#include "registry/latent_start.hpp"
 
 #include <ebt/detail/hash.hpp>
 
@@ -225,14 +226,23 @@ Outcome Runtime::enter(NodeIndex n) {
     Outcome r = Outcome::Running;
     switch (d.kind) {
     case NodeKind::Action: {
-        next_run_id(n);  // makes older resume handles stale
-        const std::size_t user = t.actions[d.action]->memory_bytes;
-        if (user) std::memset(b + d.memory_offset + 8, 0, user);
-        const auto& spec = *t.actions[d.action];
+        const std::uint64_t run = next_run_id(n);  // makes older resume handles stale
+        const ActionCall& call = t.action_calls[n];
+        if (call.memory_size) std::memset(b + call.memory_offset, 0, call.memory_size);
         bool ok = true;
-        if (spec.on_initialize) {
+        if (call.latent && a.in_tick_) {
+            // A latent action (Registry::add_latent_action): what its onInitialize, LatentStart, does
+            // (ctx.suspend(), then start with the handle), with the suspension made here and start
+            // called directly: one std::function call instead of two, and no Runtime of suspend's own.
+            // (suspend's checks hold: the agent is in a tick and n is running, set above.)
+            set(n, kSuspended);
+            const ResumeHandle handle = suspension_handle(n, run);
             ActionContext ctx = action_context(n);
-            ok = contained(n, [&] { spec.on_initialize(ctx); });
+            ok = contained(n, [&] { call.latent->start(ctx, handle); });
+            if (stop_requested()) return Outcome::Running;  // the node ends Aborted with the rest
+        } else if (call.spec->on_initialize) {
+            ActionContext ctx = action_context(n);
+            ok = contained(n, [&] { call.spec->on_initialize(ctx); });
             if (stop_requested()) return Outcome::Running;  // the node ends Aborted with the rest
         }
         if (!ok) {
@@ -678,11 +688,14 @@ bool Runtime::restart_root_plainly() {
     const NodeIndex leaf = plan.leaf;
     cursor(0) = leaf;
     advance(leaf);
-    // From here on as selector_advance, enter(0) and begin_pending(0) go on.
+    // From here on as selector_advance, enter(0) and begin_pending(0) go on. (selector_advance's
+    // mark_lower_guards_live(0, leaf) after a leaf that runs has nothing to do here: the children
+    // before the leaf are the skipped ones, whose kGuardDirty was cleared above, and a write during
+    // the leaf's start that dirties one of their guards has already scheduled the check at the root
+    // that mark_lower_guards_live would schedule: the guard is live then, wake_guard.)
     const Outcome o = enter(leaf);
     Outcome r;
     if (o == Outcome::Running) {
-        mark_lower_guards_live(0, leaf);
         r = o;
     } else {
         r = o == Outcome::Success ? o : selector_advance(0, def(leaf).next_sibling);

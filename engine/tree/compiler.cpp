@@ -1,6 +1,7 @@
 // The tree compiler: turns the builder's source nodes into the flat TreeData an agent runs: the
 // nodes in pre-order (conditions folded), each node's guard as a predicate program with its abort
 // mode, the watchers of each blackboard key, and the layout of the per-agent state block.
+#include "registry/latent_start.hpp"
 #include "tree/builder_internal.hpp"
 
 #include <ebt/limits.hpp>
@@ -620,7 +621,7 @@ struct Compiler {
         }
     }
 
-    /// TreeData::action_calls: each action node's spec, ports and user memory, as every call of its
+    /// TreeData::action_calls: each action node's spec, ports, user memory (and a latent action's start), as every call of its
     /// functions receives them (Runtime::make_action_context). Last, once the bindings and the layout
     /// are final: the records point into them.
     void build_action_calls() {
@@ -634,6 +635,7 @@ struct Compiler {
             call.ports = {out->bindings.data() + d.first_binding, spec.ports.data(), d.binding_count};
             call.memory_offset = d.memory_offset + 8;  // after the run id (Runtime::run_id)
             call.memory_size = static_cast<std::uint32_t>(spec.memory_bytes);
+            call.latent = spec.on_initialize.target<detail::LatentStart>();  // null for any other onInitialize
         }
     }
 };

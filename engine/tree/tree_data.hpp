@@ -16,6 +16,8 @@
 
 namespace ebt::detail {
 
+struct LatentStart;  // registry/latent_start.hpp
+
 /// Postfix predicate program: conditions and constants push a bool, operators combine.
 enum class PredOp : std::uint8_t { Condition, KeyIs, True, False, Not, And, Or, Xor, Compare };
 struct PredInstr {
@@ -202,6 +204,9 @@ struct ActionCall {
     NodePorts ports;                   // TreeData::bindings from the node's first binding; the spec's ports
     std::uint32_t memory_offset = 0;   // the user memory in the block: the node memory after its run id
     std::uint32_t memory_size = 0;     // ActionSpec::memory_bytes
+    /// A latent action's start (the spec's on_initialize is Registry::add_latent_action's
+    /// LatentStart, registry/latent_start.hpp), which Runtime::enter calls directly; null otherwise.
+    const LatentStart* latent = nullptr;
 };
 
 struct TreeData {
