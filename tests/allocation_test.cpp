@@ -311,7 +311,7 @@ TEST_CASE("allocations: bursts of latent moves on 2 threads (the workers called 
     scenarios::register_fight_actions(reg);
     reg.add_latent_action("Patrol", [](ActionContext& ctx, const ResumeHandle& h) { ctx.user<Move>() = Move{h, true}; });
     const Tree tree = scenarios::guard_tree(reg);
-    World world(WorldOptions{.threads = 2});
+    World world(WorldOptions{.threads = 2, .parallel = ParallelOptions{.worker_standby = std::chrono::milliseconds(2)}});
     for (std::size_t i = 0; i < kAgents; ++i) world.spawn(tree, {.seed = i, .user = &moves[i]});
     world.step(16ms);  // every guard starts its first move
     const auto round = [&] {

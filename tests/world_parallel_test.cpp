@@ -1155,7 +1155,7 @@ TEST_CASE("world parallel: between frames, wakes that make the next frame parall
     // 1,024 guards on a latent move. A standby of 10 s (only the phase's start can end it within the
     // test's 5 s). The resumes of a frame call the workers once, as the awake count reaches 512 (the
     // frame's phase will run on the threads), one standby per worker, and the phase ends them; fewer
-    // resumes, one thread, a World set back to one thread and a standby of 0 call nothing. The state is
+    // resumes, one thread, a World set back to one thread and the default options (a standby of 0) call nothing. The state is
     // the one-thread run's after every frame.
     constexpr std::size_t kAgents = 1024;
     const ParallelOptions standby{.worker_standby = std::chrono::seconds(10)};
@@ -1196,8 +1196,8 @@ TEST_CASE("world parallel: between frames, wakes that make the next frame parall
         CHECK(standbys_finish_within(std::chrono::seconds(5)));
         w.world->step(50ms);
         hashes.push_back(w.hash());
-        // A standby of 0: nothing called.
-        if (w.world->threads() > 1) w.world->set_threads(threads, ParallelOptions{.worker_standby = std::chrono::microseconds(0)});
+        // The default options (a standby of 0, off): nothing called.
+        if (w.world->threads() > 1) w.world->set_threads(threads, ParallelOptions{});
         due = w.take_moves();
         CHECK(w.world->resume_all(due, Status::Success) == kAgents);
         CHECK(standbys_handed() == before + 2 * workers);

@@ -249,8 +249,11 @@ struct ParallelOptions {
     /// standby task per worker at once: it wakes a sleeping worker and holds it until the phase starts,
     /// for at most this long, giving the core away (std::this_thread::yield) on every turn. So the
     /// workers' wake-up overlaps the game's work instead of delaying the phase. Changes no result.
-    /// 0: off (the workers wake when the phase starts, as oneTBB wakes them).
-    std::chrono::microseconds worker_standby{2000};
+    /// 0 (the default): off, the workers wake when the phase starts, as oneTBB wakes them. Off by
+    /// default because on a quiet host it measured no gain (the bursty `guard_b`'s burst frames took
+    /// the same time with 2 ms and without: docs/benchmarks.md, "Ninth pass"); it helped only where
+    /// other processes kept the worker from a core. 1-2 ms is the value to try there.
+    std::chrono::microseconds worker_standby{0};
 };
 
 /// How a World is set up (World(WorldOptions)).
