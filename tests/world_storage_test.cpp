@@ -6,6 +6,7 @@
 #include "bench_scenarios.hpp"
 #include "guard_scenario.hpp"
 #include "support/trace_recorder.hpp"
+#include "support/tree_data.hpp"
 
 #include "world/state_block_pool.hpp"  // StateBlockPool::blocks_per_page
 
@@ -464,4 +465,99 @@ TEST_CASE("world storage: a restored agent whose block cannot be moved (a value'
     CHECK(block_of(refused.at(third)) - block_of(refused.at(first)) == 2 * static_cast<std::ptrdiff_t>(block_bytes(refused.at(first))));
     REQUIRE(refused.despawn(second));  // its own block goes back to the heap, not to the pool
     CHECK(refused.size() == 2);
+}
+
+struct ebt::WorldStorageTestAccess {
+    static bool prefetches_blocks(const World& world) { return world.prefetch_blocks_; }
+};
+
+TEST_CASE("world storage: the loops prefetch the blocks ahead once an agent with a large block has joined, by any way of joining") {
+    const Registry reg = guard_registry();
+    const Tree guard = scenarios::guard_tree(reg);
+    const Tree wide = scenarios::wide_guard_tree(reg, 16);
+    REQUIRE(test::data_of(guard).layout.block_bytes <= 128);  // (World::kPrefetchBlockBytes)
+    REQUIRE(test::data_of(wide).layout.block_bytes > 128);
+    using Access = WorldStorageTestAccess;
+
+    SUBCASE("spawned") {
+        World world;
+        for (int i = 0; i < 20; ++i) world.spawn(guard);
+        world.step(50ms);
+        CHECK_FALSE(Access::prefetches_blocks(world));
+        world.spawn(wide);
+        CHECK(Access::prefetches_blocks(world));
+    }
+    SUBCASE("restored, migrated, reloaded") {
+        World saved;
+        for (int i = 0; i < 4; ++i) saved.spawn(wide);
+        saved.step(50ms);
+        const std::vector<Tree> trees{guard, wide};
+        World restored;
+        restore_world(restored, trees, save_world(saved));
+        CHECK(Access::prefetches_blocks(restored));
+
+        World to;
+        for (int i = 0; i < 4; ++i) to.spawn(guard);
+        to.step(50ms);  // (at the saved agents' frame)
+        REQUIRE_FALSE(Access::prefetches_blocks(to));
+        restore_agents(to, trees, save_agents(saved, saved.handles()));
+        CHECK(Access::prefetches_blocks(to));
+
+        World reloading;
+        for (int i = 0; i < 4; ++i) reloading.spawn(guard);
+        reloading.step(50ms);
+        REQUIRE_FALSE(Access::prefetches_blocks(reloading));
+        CHECK(reloading.reload(guard.name(), wide).agents_restarted == 4);
+        CHECK(Access::prefetches_blocks(reloading));
+    }
+}
+
+TEST_CASE("world storage: a world that prefetches blocks steps as one that does not, with slots ahead empty, despawned or reused") {
+    // Two worlds of the same agents, one with a large-block agent spawned first (and despawned at
+    // once) so that its loops prefetch: the same ticks, results and state. Agents despawn themselves
+    // and others during the frames, so that the slots ahead of the one being ticked are empty or reused.
+    const Registry reg = guard_registry();
+    const Tree guard = scenarios::guard_tree(reg);
+    const Tree wide = scenarios::wide_guard_tree(reg, 16);
+    World plain, prefetching;
+    const AgentHandle plain_wide = plain.spawn(guard);
+    const AgentHandle big = prefetching.spawn(wide);
+    REQUIRE(WorldStorageTestAccess::prefetches_blocks(prefetching));
+    std::vector<AgentHandle> a, b;
+    for (int i = 0; i < 300; ++i) {
+        a.push_back(plain.spawn(guard, {.seed = static_cast<std::uint64_t>(i)}));
+        b.push_back(prefetching.spawn(guard, {.seed = static_cast<std::uint64_t>(i)}));
+    }
+    REQUIRE(plain.despawn(plain_wide));
+    REQUIRE(prefetching.despawn(big));
+    for (int frame = 0; frame < 30; ++frame) {
+        CAPTURE(frame);
+        for (int k = 0; k < 5; ++k) {
+            const auto i = static_cast<std::size_t>((frame * 37 + k * 61) % 300);
+            if (plain.alive(a[i])) {
+                REQUIRE(prefetching.alive(b[i]));
+                const bool seen = (frame + k) % 2 == 0;
+                plain.at(a[i]).blackboard().set("enemy_seen", seen);
+                prefetching.at(b[i]).blackboard().set("enemy_seen", seen);
+            }
+        }
+        if (frame % 4 == 1) {  // every 4th frame: a few despawned and respawned into the freed slots
+            for (std::size_t i = static_cast<std::size_t>(frame); i < 300; i += 29) {
+                if (!plain.alive(a[i])) continue;
+                REQUIRE(plain.despawn(a[i]));
+                REQUIRE(prefetching.despawn(b[i]));
+            }
+        }
+        if (frame % 4 == 3) {
+            for (std::size_t i = 0; i < 300; ++i) {
+                if (plain.alive(a[i])) continue;
+                a[i] = plain.spawn(guard, {.seed = i + 1000});
+                b[i] = prefetching.spawn(guard, {.seed = i + 1000});
+            }
+        }
+        const FrameMetrics m1 = plain.step(50ms);
+        const FrameMetrics m2 = prefetching.step(50ms);
+        CHECK(m1.agents_stepped == m2.agents_stepped);
+        CHECK(plain.state_hash() == prefetching.state_hash());
+    }
 }

@@ -288,6 +288,15 @@ struct Runtime {
     /// `frame` (the World counts it: an agent stepped, an event handled, a behavior updated). Defined in runtime/world_tick.hpp,
     /// inline, so that the World's loops have it in their own body.
     static bool world_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
+    /// Asks the cache for the line of the agent's state block that its quiet tick reads first (the
+    /// queue, where the leaf's flags end: docs/benchmarks.md, "The wide tree's hot line"). Changes
+    /// nothing. For the World's loops, a few awake agents ahead of the one they tick, in worlds whose
+    /// blocks are large enough that the hardware does not fetch them ahead by itself
+    /// (World::prefetch_blocks_).
+    static void prefetch_quiet_line(const Agent& agent) noexcept {
+        if (const auto* block = reinterpret_cast<const char*>(agent.block_.get()))
+            __builtin_prefetch(block + EngineAccess::tree_data(agent.tree_).layout.queue_offset);
+    }
     /// world_tick's continuation when the update of the quiet tick it began did anything but return
     /// Running with nothing else changed: on through the general path from the update's return
     /// (finish_update, single_update_done, event_loop, finish_tick). What the update threw, if it

@@ -3,6 +3,7 @@
 // calling thread chose, in slot order), and what their ticks leave for the world (sleeping, timers,
 // shared blackboard writes) is applied afterwards in slot order, task by task, so that the result
 // does not depend on the thread count (docs/world.md, "Threads").
+#include "runtime/runtime.hpp"  // Runtime::prefetch_quiet_line
 #include "world/parallel_state.hpp"
 #include "world/world_slot.hpp"
 #include "world/task_probe.hpp"
@@ -226,6 +227,9 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
         // once here rather than around each agent's tick. Between two ticks only this loop runs.
         detail::ParallelTick tick{&world, 0, &buffer};
         TickScope tick_scope(tick);
+        // As the serial loop (World::prefetch_blocks_), within this task's range: the agents ahead
+        // are this task's, which no other thread changes during the phase.
+        const bool prefetch_blocks = world.prefetch_blocks_;
         // The choice the serial loop makes, a word of awake bits (64 slots) at a time, over this task's
         // slots only. Only this task changes an awake bit of its range during the phase (its own agents
         // going to sleep, in the words it holds whole; wakes of other agents wait for the apply), so a
@@ -248,6 +252,10 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                     continue;
                 }
                 if (slot_schedule.interval > 1 && (world.frame_ + index) % slot_schedule.interval != 0) continue;  // LOD (lod_frame)
+                if (prefetch_blocks && index + kBlockPrefetchDistance < end) {
+                    const Slot& later = world.slot(index + kBlockPrefetchDistance);
+                    if (later.agent) detail::Runtime::prefetch_quiet_line(*later.agent);
+                }
                 tick_one(world, index, buffer, tick, owns_word);
             }
             if (word_end >= end) break;

@@ -405,7 +405,9 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
     // (StateBlockPool::kLargestBlock), unless its slot's page is in a huge-page region of the pool
     // (StateBlockPool::takes). Restored, migrated and reloaded agents, made as plain Agents first,
     // move into the pool when they join (pool_block).
-    if (detail::StateBlockPool::takes(index, detail::EngineAccess::tree_data(tree).layout.block_bytes))
+    const std::size_t block_bytes = detail::EngineAccess::tree_data(tree).layout.block_bytes;
+    note_block_bytes(block_bytes);
+    if (detail::StateBlockPool::takes(index, block_bytes))
         s.agent.emplace(std::move(tree), ao, detail::EngineAccess::hosted_block(*this, index));
     else
         s.agent.emplace(std::move(tree), ao);
@@ -418,7 +420,9 @@ void World::materialize(std::uint32_t index, Tree tree, const SpawnOptions& opti
 
 void World::pool_block(std::uint32_t index) noexcept {
     Agent& a = *slot(index).agent;
-    if (!detail::StateBlockPool::takes(index, detail::EngineAccess::tree_data(a.tree()).layout.block_bytes)) return;
+    const std::size_t block_bytes = detail::EngineAccess::tree_data(a.tree()).layout.block_bytes;
+    note_block_bytes(block_bytes);
+    if (!detail::StateBlockPool::takes(index, block_bytes)) return;
     try {
         detail::EngineAccess::move_block_to(a, detail::EngineAccess::hosted_block(*this, index));
     } catch (...) {
@@ -812,6 +816,10 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
     // to their blackboards, a resume): they are stepped in this frame too, so after each tick the
     // rest of the word is read again (and the next words are read only when the loop gets there).
     SlotCursor slots(*this);
+    // The slots kBlockPrefetchDistance ahead, whose blocks are prefetched (prefetch_blocks_). Spawns
+    // during the frame join after it, so the flag cannot change in this loop.
+    SlotCursor ahead(*this);
+    const bool prefetch_blocks = prefetch_blocks_;
     // Quiet ticks, counted in m when the loop returns (count_quiet_ticks). (A tick that throws ends
     // the frame, and step() then returns no metrics: the count need not be added on the way out.)
     std::uint32_t quiet_ticks = 0;
@@ -834,6 +842,10 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
                     cursor_ = index;
                     count_quiet_ticks(m, quiet_ticks);
                     return true;
+                }
+                if (prefetch_blocks && index + kBlockPrefetchDistance < to) {
+                    const Slot& later = ahead[index + kBlockPrefetchDistance];
+                    if (later.agent) detail::Runtime::prefetch_quiet_line(*later.agent);
                 }
                 quiet_ticks += step_slot(index, slots[index], m) ? 1 : 0;
             }

@@ -64,6 +64,7 @@ namespace ebt {
 
 struct WorldTestAccess;
 struct WorldParallelTestAccess;
+struct WorldStorageTestAccess;
 namespace detail {
 /// What a slot of a World holds.
 enum class SlotState : std::uint8_t {
@@ -442,6 +443,7 @@ public:
 private:
     friend struct WorldTestAccess;  // tests/world_test.cpp: sets a slot's generation near its end
     void set_generation_for_test(std::uint32_t index, std::uint32_t generation);
+    friend struct WorldStorageTestAccess;   // tests/world_storage_test.cpp: whether the loops prefetch blocks
     friend struct WorldParallelTestAccess;  // tests/world_parallel_test.cpp: small frames in parallel
     /// Agents per task, and frames of fewer than 2 * grain agents tick on the calling thread (after set_threads).
     void set_parallel_grain_for_test(std::uint32_t grain);
@@ -632,6 +634,17 @@ private:
     std::vector<std::uint64_t> awake_;        // bit per slot: has work, step when its LOD frame comes
     std::vector<std::uint64_t> awake_words_;  // bit per word of awake_: that word is not zero
     std::uint32_t awake_count_ = 0;           // bits set in awake_: a frame with none scans nothing
+    // Whether the loops that tick agents (step_serial, the parallel tasks) prefetch the state block of
+    // the slot kBlockPrefetchDistance places ahead: set for good once an agent whose block is larger
+    // than kPrefetchBlockBytes has joined (note_block_bytes). Small blocks lie close enough in the
+    // World's pool for the hardware to fetch them ahead; larger ones (a wide tree's) are a cache miss
+    // each, which the prefetch hides (docs/benchmarks.md, "Prefetching the next agents' blocks").
+    bool prefetch_blocks_ = false;
+    static constexpr std::size_t kPrefetchBlockBytes = 128;
+    static constexpr std::uint32_t kBlockPrefetchDistance = 8;
+    void note_block_bytes(std::size_t bytes) noexcept {
+        if (bytes > kPrefetchBlockBytes) prefetch_blocks_ = true;
+    }
     struct TimerEntry {
         TimePoint due;
         std::uint32_t slot;
