@@ -246,6 +246,11 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                 bits |= std::uint64_t{1} << (routed[next_routed] % 64);  // (all in [i, end): i came from next_slot)
             for (; bits != 0; bits &= bits - 1) {
                 const std::uint32_t index = word * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
+                // As the serial loop: in a sparse frame, the next awake slot of this task (step_serial).
+                if (const std::uint64_t later = bits & (bits - 1); later != 0) {
+                    const std::uint32_t next = word * 64 + static_cast<std::uint32_t>(std::countr_zero(later));
+                    if (next > index + 1) world.prefetch_next_awake(next);
+                }
                 const SlotSchedule slot_schedule = world.schedule(index);  // state and interval: one 8-byte read
                 if (slot_schedule.state != detail::SlotState::Live) {
                     buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});  // (its bit is cleared)

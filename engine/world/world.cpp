@@ -834,6 +834,14 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
             // The slots after this one in the word, as they are after its tick: ~1 << bit has the bits
             // above `bit` set (none for bit 63), without a shift by 64.
             unvisited &= ~std::uint64_t{1} << bit;
+            // A sparse frame (agents woken here and there by resumes or writes: a latent move's two
+            // ticks) is a walk the hardware does not fetch ahead: when the word's next awake slot is
+            // not the next slot, its hot lines and its state block are asked for now, while this agent
+            // ticks (prefetch_next_awake). A dense frame (every slot awake) skips it.
+            if (const std::uint64_t later = awake_[word] & unvisited; later != 0) {
+                const std::uint32_t next = word * 64 + static_cast<std::uint32_t>(std::countr_zero(later));
+                if (next > index + 1) prefetch_next_awake(next);
+            }
             const SlotSchedule schedule_now = schedule(index);  // state and interval: one 8-byte read
             if (schedule_now.state != State::Live) {
                 clear_awake(index);

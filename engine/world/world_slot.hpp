@@ -4,6 +4,7 @@
 // world snapshot include it.
 #pragma once
 
+#include <ebt/detail/engine_access.hpp>  // prefetch_state
 #include <ebt/signals.hpp>
 #include <ebt/world.hpp>
 
@@ -37,6 +38,18 @@ struct World::Slot {
     TimePoint last_time = 0;  // world time of the agent's last tick (or of its joining)
     std::optional<Agent> agent;
 };
+
+/// Asks the cache for what the tick of the agent at slot `index` reads first: its slot's hot lines
+/// (the time of its last tick and the Agent's first members) and its state block's first two lines.
+/// Changes nothing. For the loops that tick agents, one awake agent ahead in a sparse frame. The
+/// slot's agent pointer is read (a load that may miss): it is the slot the loop reads next anyway.
+inline void World::prefetch_next_awake(std::uint32_t index) const noexcept {
+    const Slot& s = slot(index);
+    const auto* bytes = reinterpret_cast<const char*>(&s);
+    __builtin_prefetch(bytes);
+    __builtin_prefetch(bytes + 64);
+    if (s.agent) detail::EngineAccess::prefetch_state(*s.agent);
+}
 
 /// The rest of a slot (the cold part): read when a handle is checked, a listener hears an event, or
 /// the agent goes to sleep or wakes by a timer; not on a quiet frame. Same index as its Slot.
