@@ -275,6 +275,48 @@ TEST_CASE("Move paths: through a World, the frame metrics are those of the gener
     }
 }
 
+TEST_CASE("Move paths: through a World, an agent goes to sleep after its tick with and without a deadline") {
+    // World::step_slot puts an agent to sleep after its tick by clearing its awake bit alone when it
+    // has no deadline and no slot has a timer (a move's restart tick: its new move suspends); else
+    // through fall_asleep, which arms the slot's timer for the deadline or disarms its stale one.
+    // Three agents, and every frame's count of stepped agents checked (50 ms frames): `timed` (slot 0)
+    // goes to sleep with a deadline while no slot has a timer yet, and must wake for it at 1 s (its
+    // root fails then and it stops); `two_moves` ends its first move early, so its Timeout's deadline
+    // (kept until it falls due) wakes it once at 1 s, after which it sleeps with none; `mover`
+    // completes a move (its end tick, then its restart tick and sleep) while timers are armed and
+    // another once none is.
+    Moves m;
+    const Tree timed_tree = TreeBuilder("timed", m.registry).timeout(1000ms).action("Walk").back().end();
+    const Tree two_moves_tree = TreeBuilder("two", m.registry)
+                                    .sequence()
+                                        .timeout(1000ms).action("Walk").back()
+                                        .action("Walk")
+                                    .back()
+                                    .end();
+    World world;
+    world.spawn(timed_tree, {.mode = Mode::Event, .restart_on_end = false});
+    const AgentHandle two_moves = world.spawn(two_moves_tree, {.mode = Mode::Event});
+    const AgentHandle mover = world.spawn(guard_b_like(m.registry), {.mode = Mode::Event});
+    const auto resume = [&](AgentHandle h) {
+        CHECK(world.resume_all(std::vector{m.walks.at(world.at(h).serial())}, kS) == 1);
+    };
+    // The agents each frame must step; every other frame none.
+    const std::map<int, std::uint32_t> stepped = {
+        {0, 3},             // the first ticks: every agent starts
+        {2, 1},             // two_moves (resumed): its first move ends, its second starts
+        {4, 1}, {30, 1},    // mover (resumed): a move's end tick, after which it stays awake...
+        {5, 1}, {31, 1},    // ...and its restart tick, after which it sleeps
+        {20, 2},            // timed's timeout (1 s: it stops) and two_moves' deadline of its ended Timeout
+    };
+    for (int frame = 0; frame < 44; ++frame) {
+        CAPTURE(frame);
+        if (frame == 2) resume(two_moves);
+        if (frame == 4 || frame == 30) resume(mover);
+        const auto it = stepped.find(frame);
+        CHECK(world.step(50ms).agents_stepped == (it == stepped.end() ? 0u : it->second));
+    }
+}
+
 // ---- a latent action's start, called directly (Runtime::enter, ActionCall::latent) --------------------
 
 namespace {

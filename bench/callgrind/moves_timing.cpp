@@ -4,14 +4,21 @@
 // (docs/benchmarks.md, "A move through a World, fifth pass"). Build it as the callgrind drivers are
 // built (scripts/callgrind_driver.sh, ebt_build_callgrind_driver).
 //
-//   moves_timing spread|phase [AGENTS [FRAMES [event|polling]]]
+//   moves_timing spread|phase|split [AGENTS [FRAMES [event|polling]]]
 //
 // AGENTS (10,000) guard-tree agents whose Patrol is a latent move; each frame resumes the moves that
 // end in it (one World::resume_all), then steps the World. `spread`: a move lasts 30..50 frames, drawn
 // from the agent's seed and the number of requests so far, as the sweep's MovementSystem draws it, so
 // that the agents that end a move and those that restart their root are mixed in slot order in every
 // frame (the sweep's guard_b). `phase`: every move lasts 40 frames, so all agents end their moves in
-// one frame and restart in the next (the same work, in runs of the same kind of tick). 200 warm-up
+// one frame and restart in the next (the same work, in runs of the same kind of tick). `split` (h-step):
+// as spread, the agents' moves ending at random in slot order, but the first half of the slots ends
+// its moves in odd frames and restarts in even ones, the second half the other way round (every move
+// lasts an odd number of frames, 31..49; the second half's first one an even number): each frame
+// meets its two kinds of tick in two runs (one half's restarts, then the other half's ends, or the
+// other way round), at the same random places in memory as spread's, so that what spread costs more
+// than split is the mix of the kinds (its branches), and what split costs more than phase is the
+// memory order. 200 warm-up
 // frames, then FRAMES (4,000) measured ones. Prints per completed move the nanoseconds of the resumes
 // and of the step, and per agent-frame the two together, and the world's state hash.
 #include "guard_scenario.hpp"
@@ -34,12 +41,20 @@ constexpr ebt::Duration kFrame = std::chrono::milliseconds(50);
 struct Moves {
     ebt::World* world = nullptr;
     bool spread = true;
+    bool split = false;
+    std::size_t agents = 0;
+    std::vector<bool> started;  // split: the agents (by seed) whose first move was requested
     std::uint64_t requests = 0;
     std::array<std::vector<ebt::ResumeHandle>, 64> due;
 
     void request(std::uint64_t seed, const ebt::ResumeHandle& handle) {
         ++requests;
-        const std::uint64_t length = spread ? 30 + (seed * 2654435761u + requests * 40503u) % 21 : 40;
+        std::uint64_t length = spread ? 30 + (seed * 2654435761u + requests * 40503u) % 21 : 40;
+        if (split) {
+            length = 31 + 2 * ((seed * 2654435761u + requests * 40503u) % 10);
+            if (!started[seed] && seed >= agents / 2) ++length;
+            started[seed] = true;
+        }
         due[(world->frame() + length) % due.size()].push_back(handle);
     }
 };
@@ -49,8 +64,9 @@ double ns(Clock::duration d) { return std::chrono::duration<double, std::nano>(d
 }  // namespace
 
 int main(int argc, char** argv) {
-    if (argc < 2 || (std::strcmp(argv[1], "spread") != 0 && std::strcmp(argv[1], "phase") != 0)) {
-        std::fprintf(stderr, "usage: %s spread|phase [AGENTS [FRAMES [event|polling]]]\n", argv[0]);
+    if (argc < 2 || (std::strcmp(argv[1], "spread") != 0 && std::strcmp(argv[1], "phase") != 0 &&
+                     std::strcmp(argv[1], "split") != 0)) {
+        std::fprintf(stderr, "usage: %s spread|phase|split [AGENTS [FRAMES [event|polling]]]\n", argv[0]);
         return 2;
     }
     const std::size_t n = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 10'000;
@@ -58,7 +74,11 @@ int main(int argc, char** argv) {
     const ebt::Mode mode = argc > 4 && std::strcmp(argv[4], "polling") == 0 ? ebt::Mode::Polling : ebt::Mode::Event;
 
     ebt::World world;
-    Moves moves{.world = &world, .spread = std::strcmp(argv[1], "spread") == 0};
+    Moves moves{.world = &world,
+                .spread = std::strcmp(argv[1], "spread") == 0,
+                .split = std::strcmp(argv[1], "split") == 0,
+                .agents = n,
+                .started = std::vector<bool>(n, false)};
     ebt::Registry registry;
     ebt::scenarios::register_fight_actions(registry);
     registry.add_latent_action("Patrol", [&moves](ebt::ActionContext& ctx, const ebt::ResumeHandle& handle) {

@@ -807,7 +807,12 @@ inline bool World::step_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
         return false;
     }
     const Agent& a = *s.agent;
-    if (!a.has_pending_work()) fall_asleep(index, a);
+    if (!a.has_pending_work()) {
+        // fall_asleep's common case here, without its call: an agent with no deadline while no slot
+        // has a timer (a latent move's next start, which suspends) only has its awake bit cleared.
+        if (a.next_deadline() == kNever && timers_live_ == 0) clear_awake(index);
+        else fall_asleep(index, a);
+    }
     return false;
 }
 
