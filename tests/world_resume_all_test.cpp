@@ -196,3 +196,79 @@ TEST_CASE("world: resume_all from inside a tick wakes, refuses and tells the inp
     CHECK(one_by_one.traces[0].tick(1).empty());
     CHECK(one_by_one.traces[0].tick(2) == "1:T(Success) 0:T(Success)");
 }
+
+TEST_CASE("world: resume_all of lists shorter and longer than its prefetch pipeline, with handles of no slot, as resume one by one") {
+    // World::resume_all locates each handle's slot some handles ahead of its resume and fetches its
+    // agent's block a few handles ahead: lists of every length around those distances, each with
+    // handles whose index is no slot of the world (one just past the last slot, one far off, both
+    // otherwise the copy of a live agent's move handle), a handle twice and a despawned agent's.
+    constexpr std::size_t kAgents = 12;
+    for (const Mode mode : {Mode::Event, Mode::Polling}) {
+        for (std::size_t length = 0; length <= 20; ++length) {
+            CAPTURE(mode == Mode::Event ? "event" : "polling");
+            CAPTURE(length);
+            MoverWorld one_by_one(kAgents, mode);
+            MoverWorld batched(kAgents, mode);
+            const auto list_of = [&](MoverWorld& w) {
+                std::vector<ResumeHandle> list;
+                for (std::size_t k = 0; list.size() < length; ++k) {
+                    ResumeHandle h = w.moves[(k * 5) % kAgents];
+                    if (k % 7 == 3) h.agent.index = static_cast<std::uint32_t>(kAgents);       // past the last slot
+                    if (k % 7 == 5) h.agent.index = 1'000'000'000;                              // far off
+                    list.push_back(h);
+                }
+                return list;
+            };
+            for (MoverWorld* w : {&one_by_one, &batched}) CHECK(w->world.despawn(w->agents[5]));
+            const std::vector<ResumeHandle> first = list_of(one_by_one);
+            const std::vector<ResumeHandle> second = list_of(batched);
+            std::size_t accepted = 0;
+            for (const ResumeHandle& h : first) accepted += one_by_one.world.resume(h, Status::Success) ? 1 : 0;
+            CHECK(batched.world.resume_all(second, Status::Success) == accepted);
+            for (int frame = 0; frame < 2; ++frame) {
+                one_by_one.world.step(50ms);
+                batched.world.step(50ms);
+            }
+            for (std::size_t i = 0; i < kAgents; ++i) {
+                CAPTURE(i);
+                CHECK(batched.traces[i].lifecycle() == one_by_one.traces[i].lifecycle());
+            }
+            CHECK(batched.world.state_hash() == one_by_one.world.state_hash());
+            if (length == 20) CHECK(accepted == 9);  // agents 0, 3, 4, 6, 7, 8, 9, 10, 11 (not 5, despawned), once each
+        }
+    }
+}
+
+TEST_CASE("world: resume_all of an agent with other work queued puts the resumed action in tree order") {
+    // Parallel(Shout, Move): between ticks the agent's queue holds Shout's next update in front of the
+    // end-of-frame marker, so the resumed Move (after Shout in tree order) goes behind it, not in front
+    // of everything as for a sleeping agent (Runtime::place_in_order). The polling walker, which has no
+    // queue, is the reference.
+    std::vector<std::string> traces;
+    for (const Mode mode : {Mode::Event, Mode::Polling}) {
+        CAPTURE(mode == Mode::Event ? "event" : "polling");
+        Registry registry;
+        ResumeHandle move;
+        int shouts = 0;
+        registry.add_latent_action("Move", [&move](ActionContext&, const ResumeHandle& h) { move = h; });
+        registry.add_action("Shout", [&shouts](ActionContext&) {
+            ++shouts;
+            return Status::Running;
+        });
+        const Tree tree =
+            TreeBuilder("both", registry).parallel(Policy::RequireAll, Policy::RequireOne).action("Shout").action("Move").back().end();
+        World world;
+        test::TraceRecorder trace;
+        world.spawn(tree, {.mode = mode, .listener = &trace});
+        world.step(50ms);
+        world.step(50ms);
+        const std::vector<ResumeHandle> list{move};
+        CHECK(world.resume_all(list, Status::Failure) == 1);
+        world.step(50ms);
+        world.step(50ms);
+        CHECK(shouts == 4);  // Shout was updated in the frame of Move's end too, before it (tree order)
+        traces.push_back(trace.tick(2) + " | " + trace.tick(3));  // (the world's first frame is tick 0)
+    }
+    CHECK(traces[0] == traces[1]);
+    CHECK(traces[0] == "1:U 2:T(Failure) 1:T(Aborted) 0:T(Failure) | 0:I 1:I 1:U 2:I");
+}

@@ -1,5 +1,5 @@
 // Agent: the public face of one agent's run; delegates to Runtime for everything that runs nodes.
-#include "runtime/runtime.hpp"
+#include "runtime/resume_run.hpp"  // Runtime::resume_run, inline in Agent::resume
 
 #include <ebt/limits.hpp>
 #include <ebt/shared_blackboard.hpp>
@@ -313,16 +313,9 @@ bool Agent::resume(const ResumeHandle& handle, Status status) {
     Runtime rt(*this);
     bool wake = false;
     const bool accepted = rt.resume_run(handle, status, wake);
-    if (wake) host_->on_agent_wake(host_slot_);
+    if (wake && host_) host_->on_agent_wake(host_slot_);
     if (accepted && !in_tick_) rt.check_invariants("Agent::resume()");
     if (host_) host_->on_agent_resume(host_slot_, handle, status, accepted);
-    return accepted;
-}
-
-bool Agent::resume_in_world(const ResumeHandle& handle, Status status, bool& wake) {
-    Runtime rt(*this);
-    const bool accepted = rt.resume_run(handle, status, wake);
-    if (accepted && !in_tick_) rt.check_invariants("Agent::resume()");
     return accepted;
 }
 

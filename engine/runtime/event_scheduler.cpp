@@ -8,7 +8,7 @@
 // Work for a node: a deferred start, dirty guard checks at its position (its own Self guard, its
 // children's LowerPriority guards, its reactive conditions), a due timer, a resume, or (for a running
 // leaf that is not waiting) its per-frame update; waiting nodes are not queued at all.
-#include "runtime/runtime.hpp"
+#include "runtime/resume_run.hpp"  // place_in_queue, enqueue's insertion
 
 #include <string>
 
@@ -52,40 +52,17 @@ void Runtime::queue_remove_at(std::uint16_t logical) {
     --a.queue_size_;
 }
 
-inline void Runtime::place_in_queue(NodeIndex n) {
-    // Common case first: work for the next frame that sorts after everything queued (a running leaf
-    // re-queueing itself). Entries behind the marker are sorted, so the tail tells.
-    if (passed(n)) {
-        const std::uint16_t last = queue_at(static_cast<std::uint16_t>(a.queue_size_ - 1u));
-        if (last == kQueueMarker || last < n) {
-            EBT_ASSERT(a.queue_size_ < queue_capacity,
-                       "scheduler queue overflow: appending node " + std::to_string(n) + " to a full queue of " +
-                           std::to_string(a.queue_size_) + " entries");
-            queue()[queue_slot(a.queue_size_)] = n;
-            ++a.queue_size_;
-            return;
-        }
-    }
+void Runtime::place_in_order(Agent& agent, NodeIndex n) {
+    Runtime rt(agent);
     std::uint16_t i = 0;
-    if (!passed(n)) {
-        // Common case: it sorts before everything queued (a resume or a write between ticks, whose
-        // agent had only its marker queued): the ring's head steps back, as queue_insert(0) does.
-        if (queue_at(0) > n) {
-            EBT_ASSERT(a.queue_size_ < queue_capacity,
-                       "scheduler queue overflow: inserting node " + std::to_string(n) + " in front of a full queue of " +
-                           std::to_string(a.queue_size_) + " entries");
-            a.queue_head_ = static_cast<std::uint16_t>(a.queue_head_ == 0 ? queue_capacity - 1u : a.queue_head_ - 1u);
-            queue()[a.queue_head_] = n;
-            ++a.queue_size_;
-            return;
-        }
-        while (queue_at(i) != kQueueMarker && queue_at(i) < n) ++i;
+    if (!rt.passed(n)) {
+        while (rt.queue_at(i) != kQueueMarker && rt.queue_at(i) < n) ++i;
     } else {
-        while (queue_at(i) != kQueueMarker) ++i;
+        while (rt.queue_at(i) != kQueueMarker) ++i;
         ++i;
-        while (i < a.queue_size_ && queue_at(i) < n) ++i;
+        while (i < agent.queue_size_ && rt.queue_at(i) < n) ++i;
     }
-    queue_insert(i, n);
+    rt.queue_insert(i, n);
 }
 
 void Runtime::enqueue(NodeIndex n) {
@@ -94,21 +71,6 @@ void Runtime::enqueue(NodeIndex n) {
     // Work arriving from outside the agent's own tick: tell the host, which may have it marked idle.
     if (!a.in_tick_ && a.host_) a.host_->on_agent_wake(a.host_slot_);
     place_in_queue(n);
-}
-
-bool Runtime::resume_run(const ResumeHandle& handle, Status status, bool& wake) {
-    const NodeIndex n = handle.node;
-    // A run of this action that is suspended and not resumed yet (one read of the node's flags).
-    if (n >= t.nodes.size() || def(n).kind != NodeKind::Action || !running(n) ||
-        (fl(n) & (kSuspended | kResumePending)) != kSuspended || run_id(n) != handle.run)
-        return false;
-    set(n, static_cast<std::uint16_t>(status == Status::Success ? kResumePending | kResumeSuccess : kResumePending));
-    if (event_mode() && !has(n, kQueued)) {  // enqueue(n), with the host's wake left to the caller
-        set(n, kQueued);
-        wake = !a.in_tick_ && a.host_;
-        place_in_queue(n);
-    }
-    return true;
 }
 
 void Runtime::dequeue(NodeIndex n) {

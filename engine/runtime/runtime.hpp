@@ -293,6 +293,15 @@ struct Runtime {
     /// nothing. For the World's loops, a few awake agents ahead of the one they tick, in worlds whose
     /// blocks are large enough that the hardware does not fetch them ahead by itself
     /// (World::prefetch_blocks_).
+    /// Asks the cache for the first two lines of the agent's state block (the guard tree's 96-byte
+    /// block lies in two lines wherever it starts): for the World's loops, the next awake agent of a
+    /// sparse frame (World::prefetch_next_awake). Changes nothing.
+    static void prefetch_block_head(const Agent& agent) noexcept {
+        if (const auto* block = reinterpret_cast<const char*>(agent.block_.get())) {
+            __builtin_prefetch(block);
+            __builtin_prefetch(block + 64);
+        }
+    }
     static void prefetch_quiet_line(const Agent& agent) noexcept {
         if (const auto* block = reinterpret_cast<const char*>(agent.block_.get()))
             __builtin_prefetch(block + EngineAccess::tree_data(agent.tree_).layout.queue_offset);
@@ -313,15 +322,33 @@ struct Runtime {
     void dispatch(NodeIndex n);  // a popped node's work other than a plain update: start, checks, timer, resume
     void collect_due_timers();
     void enqueue(NodeIndex n);           // this frame if the walk has not passed n, else next frame
-    /// enqueue's insertion in tree order (n marked queued, the host told). Always inline: it is the
-    /// body of enqueue (a write's wake-up) and of resume_run, and a call would cost both.
+    /// enqueue's insertion in tree order (n marked queued, the host told). Always inline (defined in
+    /// runtime/resume_run.hpp): it is the body of enqueue (a write's wake-up) and of resume_run, and a
+    /// call would cost both.
     [[gnu::always_inline]] inline void place_in_queue(NodeIndex n);
+    /// place_in_queue's insertion when n goes neither behind the last entry nor in front of the first:
+    /// the scan for its place, then queue_insert. Out of line, and given the agent rather than a
+    /// Runtime, so that the inline callers need not keep theirs in memory for it.
+    static void place_in_order(Agent& agent, NodeIndex n);
     /// Agent::resume's work once the handle's serial is known to be this agent's and the status is
     /// Success or Failure: false, with nothing changed, unless the handle names a suspended run of an
     /// action that was not resumed yet; otherwise the resume is marked and (event mode) the action
     /// queued as enqueue() queues it, except that the host is not told: `wake` is set instead when
-    /// enqueue would have told it (work from outside the agent's tick), and the caller tells it.
-    bool resume_run(const ResumeHandle& handle, Status status, bool& wake);
+    /// the work comes from outside the agent's tick (enqueue would tell the host, if the agent has
+    /// one), and the caller tells its host.
+    /// Inline (runtime/resume_run.hpp): Agent::resume and World::resume_all have it in their bodies.
+    inline bool resume_run(const ResumeHandle& handle, Status status, bool& wake);
+    /// World::resume_all's resume of a handle whose checks the World has made (the agent live in it,
+    /// the handle's serial this agent's, the status Success or Failure): the same as Agent::resume in
+    /// every effect but two, which the World does itself: the host is not told of the wake (`wake` is
+    /// set when Agent::resume would have told it) nor of the resume (on_agent_resume). Inline
+    /// (runtime/resume_run.hpp), in the World's loop.
+    static inline bool resume_in_world(Agent& agent, const ResumeHandle& handle, Status status, bool& wake);
+    /// World::resume_all's prefetches for an agent it resumes a few handles later: the lines of the
+    /// agent's members that resume_in_world (and the World's check of the serial) reads, and once
+    /// they are there, the first lines of its state block. They change nothing.
+    static inline void prefetch_for_resume(const Agent& agent) noexcept;
+    static inline void prefetch_block_for_resume(const Agent& agent) noexcept;
     void dequeue(NodeIndex n);
     void queue_reset();
     void queue_insert(std::uint16_t logical, std::uint16_t value);

@@ -3,6 +3,7 @@
 
 #include "world/huge_pages.hpp"
 #include "world/parallel_state.hpp"
+#include "runtime/resume_run.hpp"  // Runtime::resume_in_world, inline in resume_all
 #include "runtime/world_tick.hpp"  // Runtime::world_tick, inline in tick_agent
 #include "tree/tree_data.hpp"
 #include "world/state_block_pool.hpp"
@@ -14,6 +15,7 @@
 #include <ebt/signals.hpp>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 #include <exception>
@@ -549,41 +551,71 @@ std::size_t World::resume_all(std::span<const ResumeHandle> handles, Status stat
     refuse_in_parallel_phase("World::resume_all()");
     if (status != Status::Success && status != Status::Failure)
         throw UsageError(std::string("World::resume_all() needs Success or Failure, got ") + to_string(status));
-    // A two-stage pipeline of prefetches: the slot (with its agent) and record of the handle kSlotsAhead places on,
-    // and the state block of the one kBlocksAhead places on, whose slot was fetched in an earlier round
-    // (the block's address is in the agent). Then the current handle is resumed as resume() would.
-    constexpr std::size_t kSlotsAhead = 8;
-    constexpr std::size_t kBlocksAhead = 4;
-    std::size_t accepted = 0;
     // Resumes that will make the next frame's phase run on the threads: the workers are called first,
     // so that their wake-up overlaps the resumes (call_workers; the inline wakes below do not check).
     if (awake_count_ < call_workers_at_ && handles.size() >= call_workers_at_ - awake_count_) call_workers();
-    for (std::size_t i = 0; i < handles.size(); ++i) {
-        if (i + kSlotsAhead < handles.size()) {
-            const std::uint32_t ahead = handles[i + kSlotsAhead].agent.index;
-            if (ahead < slot_count_) {
-                const auto* bytes = reinterpret_cast<const char*>(&slot(ahead));
-                for (std::size_t line = 0; line < sizeof(Slot); line += 64) __builtin_prefetch(bytes + line);
-                __builtin_prefetch(&schedule(ahead));
-                __builtin_prefetch(&record(ahead));  // the generation the handle's check reads
-            }
+
+    // The handles lie anywhere in the world's storage, in the order the game asked for them, so that
+    // every line a resume reads is a miss unless it was asked for in advance. Three handles are at
+    // three stages of a pipeline in each round: handle i + kLocateAhead is located (its slot and
+    // record, found once and kept in `places`) and the lines the check and the resume read are
+    // fetched: its agent's members' (Runtime::prefetch_for_resume), its record's generation and its
+    // schedule's state; handle i + kBlockAhead's agent's state block is fetched (its address is in
+    // the slot, fetched kLocateAhead - kBlockAhead rounds earlier); handle i is checked and resumed as
+    // resume() would.
+    constexpr std::size_t kLocateAhead = 8;
+    constexpr std::size_t kBlockAhead = 4;
+    constexpr std::size_t kPlaces = 16;  // a ring of the located handles, kLocateAhead + 1 at least
+    static_assert(std::has_single_bit(kPlaces) && kPlaces > kLocateAhead && kLocateAhead > kBlockAhead);
+    struct Place {
+        Slot* slot = nullptr;  // null: the handle's index is not a slot of this world
+        SlotRecord* record = nullptr;
+    };
+    std::array<Place, kPlaces> places;
+    // Stage one for handle k: slot(index) and record(index) with one chunk look-up, and the prefetches.
+    const auto locate = [this, handles, &places](std::size_t k) {
+        const std::uint32_t index = handles[k].agent.index;
+        Place& place = places[k % kPlaces];
+        if (index >= slot_count_) {
+            place = Place{};
+            return;
         }
-        if (i + kBlocksAhead < handles.size()) {
-            const std::uint32_t ahead = handles[i + kBlocksAhead].agent.index;
-            if (ahead < slot_count_ && slot(ahead).agent) detail::EngineAccess::prefetch_state(*slot(ahead).agent);
-        }
+        const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
+        const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
+        const std::uint64_t offset = v - (std::uint64_t{kFirstChunk} << c);
+        place = Place{&chunks_[c][offset], &records_[c][offset]};
+        // The agent is at the start of the optional's storage. Whether or not the optional holds one
+        // (the check below reads the flag), the prefetches only name addresses in it and read nothing.
+        detail::Runtime::prefetch_for_resume(*reinterpret_cast<const Agent*>(&place.slot->agent));
+        __builtin_prefetch(&place.record->generation);
+        __builtin_prefetch(&schedule(index));
+    };
+    // Stage two for handle k: its agent's state block.
+    const auto fetch_block = [&places](std::size_t k) {
+        const Slot* s = places[k % kPlaces].slot;
+        if (s && s->agent) detail::Runtime::prefetch_block_for_resume(*s->agent);
+    };
+    const std::size_t n = handles.size();
+    for (std::size_t k = 0; k < std::min(n, kLocateAhead); ++k) locate(k);
+    for (std::size_t k = 0; k < std::min(n, kBlockAhead); ++k) fetch_block(k);
+
+    std::size_t accepted = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        if (i + kLocateAhead < n) locate(i + kLocateAhead);
+        if (i + kBlockAhead < n) fetch_block(i + kBlockAhead);
         // resume(handles[i], status), with its once-per-call checks (the phase, the status) done above,
         // World::agent's checks of the handle inline, and what the agent would tell its host done
         // here: the wake (on_agent_wake's set_awake: no parallel phase, the slot live) and the input
         // observer's call (on_agent_resume, the agent's own handle).
         const ResumeHandle& h = handles[i];
         const std::uint32_t index = h.agent.index;
+        const Place place = places[i % kPlaces];
         Agent* a = nullptr;
-        if (index < slot_count_ && schedule(index).state == State::Live && record(index).generation == h.agent.generation)
-            a = &*slot(index).agent;
+        if (place.slot && schedule(index).state == State::Live && place.record->generation == h.agent.generation)
+            a = &*place.slot->agent;
         if (a && a->serial() == h.agent_serial) {
             bool wake = false;
-            const bool resumed = detail::EngineAccess::resume_in_world(*a, h, status, wake);
+            const bool resumed = detail::Runtime::resume_in_world(*a, h, status, wake);
             if (wake) {
                 // set_awake(index), its common case here: the slot's word of awake bits exists (a live
                 // slot's was made when it joined; the set never shrinks) and the bit is clear. Inline,

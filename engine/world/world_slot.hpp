@@ -4,7 +4,8 @@
 // world snapshot include it.
 #pragma once
 
-#include <ebt/detail/engine_access.hpp>  // prefetch_state
+#include "runtime/runtime.hpp"  // Runtime::prefetch_block_head
+
 #include <ebt/signals.hpp>
 #include <ebt/world.hpp>
 
@@ -39,16 +40,16 @@ struct World::Slot {
     std::optional<Agent> agent;
 };
 
-/// Asks the cache for what the tick of the agent at slot `index` reads first: its slot's hot lines
-/// (the time of its last tick and the Agent's first members) and its state block's first two lines.
+/// Asks the cache for what the tick of the agent at slot `index` reads: its slot's lines (the time of
+/// its last tick and the Agent) and its state block's first two lines.
 /// Changes nothing. For the loops that tick agents, one awake agent ahead in a sparse frame. The
 /// slot's agent pointer is read (a load that may miss): it is the slot the loop reads next anyway.
 inline void World::prefetch_next_awake(std::uint32_t index) const noexcept {
     const Slot& s = slot(index);
     const auto* bytes = reinterpret_cast<const char*>(&s);
-    __builtin_prefetch(bytes);
-    __builtin_prefetch(bytes + 64);
-    if (s.agent) detail::EngineAccess::prefetch_state(*s.agent);
+    for (std::size_t at = 0; at < sizeof(Slot); at += 64) __builtin_prefetch(bytes + at);
+    __builtin_prefetch(bytes + sizeof(Slot) - 1);  // (a slot is not line-aligned: its last line)
+    if (s.agent) detail::Runtime::prefetch_block_head(*s.agent);
 }
 
 /// The rest of a slot (the cold part): read when a handle is checked, a listener hears an event, or

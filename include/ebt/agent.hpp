@@ -198,11 +198,8 @@ private:
     /// unchanged. Does nothing for a block that is already a host's.
     void move_block_to(detail::HostedBlock hosted);
     void on_blackboard_change(KeyId key);
-    /// Embedding: World::resume_all's resume of a handle whose checks the World has made (the agent
-    /// live in it, the handle's serial this agent's, the status Success or Failure). The same as
-    /// resume() in every effect but two, which the World does itself: the host is not told of the
-    /// wake (`wake` is set when resume() would have told it) nor of the resume (on_agent_resume).
-    bool resume_in_world(const ResumeHandle& handle, Status status, bool& wake);
+    // (World::resume_all resumes an agent through detail::Runtime::resume_in_world,
+    // engine/runtime/resume_run.hpp: Agent::resume less what the World does itself.)
     KeyId shared_key_id(KeyId key) const;
     void* user_object(std::uint16_t type, const char* who) const;
     /// Embedding: a host (World) is told of wakes from outside the agent's tick.

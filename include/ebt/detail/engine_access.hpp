@@ -73,24 +73,12 @@ struct EngineAccess {
     }
     /// World::refuse_join (engine/world/world.cpp): a replay making a recorded spawn fail to join as it did.
     static bool refuse_join(World& world, AgentHandle h, std::string message);
-    /// World::resume_all's resume of a handle it has checked: see Agent::resume_in_world.
-    static bool resume_in_world(Agent& agent, const ResumeHandle& handle, Status status, bool& wake) {
-        return agent.resume_in_world(handle, status, wake);
-    }
     /// Hot reload (World::reload, engine/world/reload.cpp): see the Agent members of the same names.
     static void end_run_for_reload(Agent& agent) { agent.end_run_for_reload(); }
     static void continue_from(Agent& fresh, const Agent& old, const std::vector<std::pair<KeyId, KeyId>>& carried) {
         fresh.continue_from(old, carried);
     }
     static std::vector<KeyId> swap_parameters(Agent& agent, Tree tree) { return agent.swap_parameters(std::move(tree)); }
-    /// Asks the processor to start loading the first two lines of the agent's state block, which a
-    /// resume reads (World::resume_all, for agents resumed a few calls later). Changes nothing.
-    static void prefetch_state(const Agent& agent) noexcept {
-        if (const auto* block = reinterpret_cast<const char*>(agent.block_.get())) {
-            __builtin_prefetch(block);
-            __builtin_prefetch(block + 64);
-        }
-    }
     /// The handle by which the agent's host (its World) names it; the default handle for an agent
     /// outside a World. For tools that get an Agent from a change (a trace log's change slot).
     static AgentHandle handle(const Agent& agent) noexcept {
