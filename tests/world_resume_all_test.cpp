@@ -45,6 +45,20 @@ struct MoverWorld {
     }
 };
 
+/// Steps both worlds `frames` frames, then checks that every agent's lifecycle trace and the worlds'
+/// state hashes are the same: the batched resumes did what the one-by-one resumes did.
+void step_and_compare(MoverWorld& one_by_one, MoverWorld& batched, int frames) {
+    for (int frame = 0; frame < frames; ++frame) {
+        one_by_one.world.step(50ms);
+        batched.world.step(50ms);
+    }
+    for (std::size_t i = 0; i < one_by_one.traces.size(); ++i) {
+        CAPTURE(i);
+        CHECK(batched.traces[i].lifecycle() == one_by_one.traces[i].lifecycle());
+    }
+    CHECK(batched.world.state_hash() == one_by_one.world.state_hash());
+}
+
 }  // namespace
 
 TEST_CASE("world: resume_all accepts, refuses and traces exactly as resume called once per handle") {
@@ -80,15 +94,7 @@ TEST_CASE("world: resume_all accepts, refuses and traces exactly as resume calle
         CHECK(each[14] == false);  // 9 again
         CHECK(batched.world.resume_all(second, Status::Success) == accepted);
 
-        for (int frame = 0; frame < 3; ++frame) {
-            one_by_one.world.step(50ms);
-            batched.world.step(50ms);
-        }
-        for (std::size_t i = 0; i < kAgents; ++i) {
-            CAPTURE(i);
-            CHECK(batched.traces[i].lifecycle() == one_by_one.traces[i].lifecycle());
-        }
-        CHECK(batched.world.state_hash() == one_by_one.world.state_hash());
+        step_and_compare(one_by_one, batched, 3);
         // Agent 3's move (node 4) ended in the frame after the resume, and the root began its next move in
         // the frame after that.
         CHECK(one_by_one.traces[3].tick(1) == "4:T(Success) 0:T(Success)");
@@ -225,15 +231,7 @@ TEST_CASE("world: resume_all of lists shorter and longer than its prefetch pipel
             std::size_t accepted = 0;
             for (const ResumeHandle& h : first) accepted += one_by_one.world.resume(h, Status::Success) ? 1 : 0;
             CHECK(batched.world.resume_all(second, Status::Success) == accepted);
-            for (int frame = 0; frame < 2; ++frame) {
-                one_by_one.world.step(50ms);
-                batched.world.step(50ms);
-            }
-            for (std::size_t i = 0; i < kAgents; ++i) {
-                CAPTURE(i);
-                CHECK(batched.traces[i].lifecycle() == one_by_one.traces[i].lifecycle());
-            }
-            CHECK(batched.world.state_hash() == one_by_one.world.state_hash());
+            step_and_compare(one_by_one, batched, 2);
             if (length == 20) CHECK(accepted == 9);  // agents 0, 3, 4, 6, 7, 8, 9, 10, 11 (not 5, despawned), once each
         }
     }
