@@ -243,6 +243,28 @@ inline bool Runtime::entry_work(NodeIndex n, std::uint16_t work) {
     rt.finish_tick();
 }
 
+// World's restart entry (Runtime::world_restart_tick, runtime/move_ticks.hpp) once it has checked
+// that the tick is one world_tick would hand to single_work_tick with the root's pending start as the
+// queue's one node: single_work_tick with that node and work known, so that entry_work's choice is
+// made at compile time. Here, next to entry_work, so that it can be inline.
+[[gnu::noinline]] void Runtime::restart_tick_checked(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame) {
+    TickScope scope(agent.in_tick_);
+    agent.ticks_ = tick;
+    agent.clock_ += dt.count();
+    Runtime rt(agent);
+    rt.dt = dt;
+    rt.frame = &frame;
+    // single_entry_tick's pop of the queue's one node, the root (walk_pos_ goes from -1 to 0).
+    agent.queue_head_ = static_cast<std::uint16_t>(rt.queue_slot(1));
+    agent.queue_size_ = 1;
+    rt.clear(0, kQueued);
+    rt.check_walk_order(0);
+    agent.walk_pos_ = 0;
+    rt.count_visit();
+    if (!rt.entry_work(0, kStartPending)) rt.event_loop();
+    rt.finish_tick();
+}
+
 void Runtime::process(NodeIndex n) {
     clear(n, kQueued);
     check_walk_order(n);

@@ -3,6 +3,7 @@
 // Scheduling (which node gets attention when) lives in polling_walker.cpp and event_scheduler.cpp.
 #include "runtime/runtime.hpp"
 #include "registry/latent_start.hpp"
+#include "runtime/move_ticks.hpp"  // end_resumed_run_in
 
 #include <ebt/detail/hash.hpp>
 
@@ -645,30 +646,7 @@ void Runtime::finish_resume(NodeIndex n) {
 // listener to report to and no user code of the engine's own to run.
 
 void Runtime::end_resumed_run(NodeIndex n) {
-    // finish_resume(n) -> complete(n) -> terminate(n) and child_done(parent) -> complete(parent) -> ...
-    // up to root_done(Success): every node of the chain ends Success (terminate's flags), nothing
-    // else changes (no onTerminate, no Cooldown, nothing of the chain queued: n was the queue's one
-    // entry).
-    constexpr auto kKept = static_cast<std::uint16_t>(kGuardPrev | kGuardDirty | kCooldownArmed);
-    for (NodeIndex x = n; x != kNoNode; x = parent(x)) {
-        fl(x) = static_cast<std::uint16_t>(fl(x) & kKept);
-        st(x) = Status::Success;
-    }
-    // The queue holds the marker alone (single_entry_tick popped n). root_done queues the restart
-    // behind it, then the loop pops the marker and puts it back at the end.
-    std::uint16_t* q = queue();
-    if (a.restart_on_end_) {
-        set(0, static_cast<std::uint16_t>(kStartPending | kQueued));
-        q[queue_slot(1)] = 0;
-        a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
-        q[queue_slot(1)] = kQueueMarker;
-        a.queue_size_ = 2;
-    } else {
-        a.stopped_ = true;
-        a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
-        q[a.queue_head_] = kQueueMarker;
-        a.queue_size_ = 1;
-    }
+    end_resumed_run_in(a, t, node_flags, statuses, queue_entries, n);  // (runtime/move_ticks.hpp)
 }
 
 bool Runtime::restart_root_plainly() {

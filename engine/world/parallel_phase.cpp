@@ -293,7 +293,9 @@ inline void World::ParallelState::tick_one(World& world, std::uint32_t index, de
     tick.slot = index;
     SlotTick done;
     try {
-        done = world.tick_slot(index, buffer.metrics);
+        // The hinted entries only where this task holds the slot's word whole (its hints are then
+        // this task's alone during the phase); elsewhere the general tick, which is the same tick.
+        done = owns_word ? world.tick_hinted_slot(index, buffer.metrics) : world.tick_slot(index, buffer.metrics);
     } catch (...) {
         buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});
         throw;

@@ -5,6 +5,7 @@
 #include "world/parallel_state.hpp"
 #include "runtime/resume_run.hpp"  // Runtime::resume_in_world, inline in resume_all
 #include "runtime/world_tick.hpp"  // Runtime::world_tick, inline in tick_agent
+#include "runtime/move_ticks.hpp"  // the move entries, inline in step_hinted_slot
 #include "tree/tree_data.hpp"
 #include "world/state_block_pool.hpp"
 #include "world/world_slot.hpp"
@@ -844,8 +845,68 @@ inline bool World::step_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
         // has a timer (a latent move's next start, which suspends) only has its awake bit cleared.
         if (a.next_deadline() == kNever && timers_live_ == 0) clear_awake(index);
         else fall_asleep(index, a);
+        // Its next tick, when it wakes, is likely the end of a resumed move (a latent move's first
+        // start went this way): step_hinted_slot tries that entry first.
+        move_hints_[2 * std::size_t{index / 64} + kEndsMove] |= std::uint64_t{1} << (index % 64);
     }
     return false;
+}
+
+// Inline: step_serial calls it for every slot whose hint is set (in a world of latent moves, most of
+// the agents it steps).
+inline bool World::step_hinted_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
+    std::uint64_t* const hints = &move_hints_[2 * std::size_t{index / 64}];
+    const std::uint64_t bit = std::uint64_t{1} << (index % 64);
+    Agent& a = *s.agent;
+    // tick_agent's time keeping: the tick's dt, and the slot's time of its last tick set before the
+    // tick (put back when the entry declines, for step_slot's tick_agent to do it again).
+    const TimePoint last_time = s.last_time;
+    const Duration dt(now_ - last_time);
+    s.last_time = now_;
+    if ((hints[kEndsMove] & bit) != 0) {
+        hints[kEndsMove] &= ~bit;
+        if (detail::Runtime::world_end_move_tick(a, frame_, dt, m)) {
+            ++m.agents_stepped;
+            // No user code ran: the agent is still live. With the root's restart queued it stays awake,
+            // and that restart is its next tick.
+            if (a.has_pending_work()) {
+                hints[kRestartsRoot] |= bit;
+                return false;
+            }
+            schedule_after_step(index);  // (an agent that does not restart: its run has ended)
+            return false;
+        }
+    } else {
+        hints[kRestartsRoot] &= ~bit;
+        if (detail::Runtime::world_restart_tick(a, frame_, dt, m)) {
+            ++m.agents_stepped;
+            // step_slot's after-tick work. The next move's start ran user code, which may have despawned
+            // the agent.
+            if (schedule(index).state != State::Live) {
+                clear_awake(index);
+                return false;
+            }
+            if (a.has_pending_work()) return false;  // stays awake (the start did not suspend)
+            // The next move's start suspended: the agent sleeps until its resume, whose tick ends the move.
+            // (The hints found again: user code ran, and move_hints_ grows with awake_.)
+            move_hints_[2 * std::size_t{index / 64} + kEndsMove] |= bit;
+            if (a.next_deadline() == kNever && timers_live_ == 0) {
+                // clear_awake(index), inline: the word exists (the loop read it) and the bit is set
+                // unless the tick cleared it.
+                std::uint64_t& word = awake_[index / 64];
+                if ((word & bit) != 0) {
+                    word &= ~bit;
+                    if (word == 0) awake_words_[index / 64 / 64] &= ~(std::uint64_t{1} << (index / 64 % 64));
+                    --awake_count_;
+                }
+            } else {
+                fall_asleep(index, a);
+            }
+            return false;
+        }
+    }
+    s.last_time = last_time;
+    return step_slot(index, s, m);
 }
 
 bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
@@ -865,6 +926,9 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
         const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
         const std::uint64_t below_to = word_end > to ? (std::uint64_t{1} << (to % 64)) - 1 : ~std::uint64_t{0};
         std::uint64_t unvisited = (~std::uint64_t{0} << (i % 64)) & below_to;  // slots [i, to) of the word
+        // The word's slots with a move hint (move_hints_), read once: a tick changes only its own
+        // slot's hints, so those of the slots after it stay as read.
+        const std::uint64_t hinted = move_hints_[2 * std::size_t{word} + kEndsMove] | move_hints_[2 * std::size_t{word} + kRestartsRoot];
         for (std::uint64_t bits = awake_[word] & unvisited; bits != 0; bits = awake_[word] & unvisited) {
             const auto bit = static_cast<std::uint32_t>(std::countr_zero(bits));
             const std::uint32_t index = word * 64 + bit;
@@ -892,7 +956,13 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
                     const Slot& later = ahead[index + kBlockPrefetchDistance];
                     if (later.agent) detail::Runtime::prefetch_quiet_line(*later.agent);
                 }
-                quiet_ticks += step_slot(index, slots[index], m) ? 1 : 0;
+                // A slot whose hint names a move tick takes that entry first (step_hinted_slot): the
+                // choice is made here, from the word's hints read with its awake bits, before the
+                // slot is read.
+                if ((hinted & (std::uint64_t{1} << bit)) != 0)
+                    quiet_ticks += step_hinted_slot(index, slots[index], m) ? 1 : 0;
+                else
+                    quiet_ticks += step_slot(index, slots[index], m) ? 1 : 0;
             }
         }
         if (word_end >= to) break;
@@ -911,6 +981,41 @@ World::SlotTick World::tick_slot(std::uint32_t index, FrameMetrics& m) {
     const bool quiet = tick_agent(s, m);
     if (quiet) count_quiet_ticks(m, 1);
     return {&*s.agent, quiet};
+}
+
+World::SlotTick World::tick_hinted_slot(std::uint32_t index, FrameMetrics& m) {
+    std::uint64_t* const hints = &move_hints_[2 * std::size_t{index / 64}];
+    const std::uint64_t bit = std::uint64_t{1} << (index % 64);
+    if (((hints[kEndsMove] | hints[kRestartsRoot]) & bit) == 0) {
+        const SlotTick done = tick_slot(index, m);
+        // As step_slot: an agent that goes to sleep after its tick likely wakes to end a resumed move.
+        if (!done.quiet && schedule(index).state == State::Live && !done.agent->has_pending_work())
+            hints[kEndsMove] |= bit;
+        return done;
+    }
+    Slot& s = slot(index);
+    Agent& a = *s.agent;
+    const TimePoint last_time = s.last_time;  // (as step_hinted_slot)
+    const Duration dt(now_ - last_time);
+    s.last_time = now_;
+    if ((hints[kEndsMove] & bit) != 0) {
+        hints[kEndsMove] &= ~bit;
+        if (detail::Runtime::world_end_move_tick(a, frame_, dt, m)) {
+            ++m.agents_stepped;
+            if (a.has_pending_work()) hints[kRestartsRoot] |= bit;
+            return {&a, false};
+        }
+    } else {
+        hints[kRestartsRoot] &= ~bit;
+        if (detail::Runtime::world_restart_tick(a, frame_, dt, m)) {
+            ++m.agents_stepped;
+            if (schedule(index).state == State::Live && !a.has_pending_work())
+                move_hints_[2 * std::size_t{index / 64} + kEndsMove] |= bit;  // (found again, as in step_hinted_slot)
+            return {&a, false};
+        }
+    }
+    s.last_time = last_time;
+    return tick_slot(index, m);
 }
 
 void World::schedule_after_step(std::uint32_t index) {

@@ -497,6 +497,10 @@ private:
     /// step_serial's step of one slot (`s`: slot(slot)): its tick, then its sleep. Returns true for a
     /// quiet tick, which it leaves to the caller to count in `m` (count_quiet_ticks in world.cpp).
     bool step_slot(std::uint32_t slot, Slot& s, FrameMetrics& m);
+    /// step_serial's step of a slot whose hint (move_hints_) names one of a move's two ticks: that
+    /// entry first, with step_slot's after-tick work for the kind it did, and the hint for the agent's
+    /// next tick; step_slot when the entry declines. Returns step_slot's result (true: a quiet tick).
+    bool step_hinted_slot(std::uint32_t slot, Slot& s, FrameMetrics& m);
     /// What a parallel task's tick of a slot leaves (tick_slot): the agent ticked (still there after the
     /// tick: agents are freed at the end of the frame, so the task need not look its slot up again to
     /// settle it) and whether the tick was a quiet one (Runtime::world_tick: the agent stays awake with
@@ -506,6 +510,10 @@ private:
         bool quiet = false;
     };
     SlotTick tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick; the rest is schedule_after_step
+    /// tick_slot through the slot's hint (move_hints_), as step_serial chooses, with the hint for the
+    /// agent's next tick set: for a parallel task that holds the slot's word whole (no other task
+    /// reads or writes its hints during the phase). The rest is still the caller's (settle_after_tick).
+    SlotTick tick_hinted_slot(std::uint32_t slot, FrameMetrics& m);
     bool tick_agent(Slot& s, FrameMetrics& m);            // tick_slot, the slot's address known; true: a quiet tick (not counted in m)
     /// After its tick: the agent is live with work pending, so it stays awake and needs no scheduling.
     bool stays_awake(std::uint32_t slot) const noexcept;
@@ -568,6 +576,7 @@ private:
         if (word >= awake_.size()) {
             awake_.resize(word + 1, 0);
             awake_words_.resize(word / 64 + 1, 0);
+            move_hints_.resize(2 * (word + 1), 0);  // (two hint words per awake word: see move_hints_)
         }
         const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
         if (awake_[word] & bit) return;
@@ -634,6 +643,18 @@ private:
     std::vector<std::uint64_t> awake_;        // bit per slot: has work, step when its LOD frame comes
     std::vector<std::uint64_t> awake_words_;  // bit per word of awake_: that word is not zero
     std::uint32_t awake_count_ = 0;           // bits set in awake_: a frame with none scans nothing
+    // Per slot, a guess of what its agent's next tick is, for the loops' choice of entry (step_serial,
+    // the parallel tasks): words 2w and 2w + 1 hold slots [64w, 64w + 64)'s "ends a resumed move"
+    // (kEndsMove) and "restarts the root" (kRestartsRoot) bits, beside awake_[w] (same size, twice
+    // the words; set_awake grows both). Set by the loops where a tick leaves the next one known (a
+    // move's end leaves the root's restart; a restart that suspended the next move, or any tick after
+    // which the agent sleeps, leaves the end of a resumed move), cleared when the hinted entry declines.
+    // Only a guess: each entry checks what it relies on and declines, changing nothing, when the tick
+    // is not its kind (runtime/move_ticks.hpp), so a stale hint (a despawn, a restore, an abort, a
+    // wake by a write, a listener set) costs time, never behaviour. Not saved in a snapshot.
+    std::vector<std::uint64_t> move_hints_;
+    static constexpr std::uint32_t kEndsMove = 0;     // move_hints_[2w + kEndsMove]
+    static constexpr std::uint32_t kRestartsRoot = 1;  // move_hints_[2w + kRestartsRoot]
     // Whether the loops that tick agents (step_serial, the parallel tasks) prefetch the state block of
     // the slot kBlockPrefetchDistance places ahead: set for good once an agent whose block is larger
     // than kPrefetchBlockBytes has joined (note_block_bytes). Small blocks lie close enough in the

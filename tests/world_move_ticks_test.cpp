@@ -1,0 +1,203 @@
+// A World's two move ticks chosen early (World::move_hints_, runtime/move_ticks.hpp; docs/benchmarks.md,
+// "A move through a World, sixth pass"): the World guesses, per slot, whether the agent's next tick
+// ends a resumed move or restarts the root, and enters that tick's lean entry first. These tests hold
+// the hinted World to the general path: a second World whose agents all have a trace listener (which
+// keeps every tick on the general path: the entries decline for an agent with a listener) is driven
+// the same way, and after every frame both must agree in the frame metrics and in every byte of every
+// agent's state. The drive makes the hints wrong or stale on purpose: resumes with Failure, aborts
+// between a resume and the tick, guard writes that turn the restart away, a despawn and a new agent
+// in the reused slot, a listener set on one agent in the middle of its move, agents that do not
+// restart, deadlines, a World restored from a snapshot in the middle of the moves, and four threads.
+#include "support/both_modes.hpp"
+
+#include <ebt/ebt.hpp>
+#include <ebt/snapshot.hpp>
+
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+using namespace ebt;
+using namespace std::chrono_literals;
+
+namespace {
+
+/// The registry of these worlds: Walk, a latent move that only suspends (the drive resumes it through
+/// suspended_actions); Fight, running until aborted.
+Registry move_registry() {
+    Registry registry;
+    registry.add_latent_action("Walk", [](ActionContext&, const ResumeHandle&) {});
+    registry.add_action("Fight", [](ActionContext&) { return Status::Running; });
+    return registry;
+}
+
+/// The sweep's guard_b tree (0 ActiveSelector, 1 Sequence guarded by check(enemy), 3 Fight, 4 Walk)
+/// and a move under a Timeout (a deadline while it sleeps: its hinted end tick may be a timer's).
+std::vector<Tree> move_trees(const Registry& registry) {
+    return {TreeBuilder("moves", registry)
+                .key<bool>("enemy")
+                .active_selector()
+                    .sequence().check("enemy").action("Fight").back()
+                    .action("Walk")
+                .back()
+                .end(),
+            TreeBuilder("timed", registry).key<bool>("enemy").timeout(700ms).action("Walk").back().end()};
+}
+
+/// A small deterministic generator: the same numbers for every World the drive runs.
+std::uint32_t mix(std::uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return static_cast<std::uint32_t>(x);
+}
+
+/// One World and the agents the drive keeps in it (by the drive's own numbering, the same in every
+/// World). `listener`: every agent spawned with it (the general path).
+struct Driven {
+    std::unique_ptr<World> world = std::make_unique<World>();
+    std::vector<AgentHandle> agents;
+    TraceListener* listener = nullptr;
+    test::TraceRecorder extra;  // set on one agent mid-move (the hinted World only)
+};
+
+SpawnOptions options_for(std::size_t i, Mode mode, TraceListener* listener) {
+    return SpawnOptions{.mode = mode, .seed = i, .restart_on_end = i % 7 != 3, .listener = listener};
+}
+
+void spawn_all(Driven& d, const std::vector<Tree>& trees, std::size_t count, Mode mode) {
+    for (std::size_t i = 0; i < count; ++i)
+        d.agents.push_back(d.world->spawn(trees[i % 5 == 4 ? 1 : 0], options_for(i, mode, d.listener)));
+}
+
+/// What game code does before frame `frame` (the same in every World): resumes (most with Success,
+/// some with Failure, some of them aborted before the tick), guard writes, a despawn with a new agent
+/// in the freed slot, and (`hinted`) a listener set on agent 3 for a few frames of its move.
+void drive(Driven& d, const std::vector<Tree>& trees, int frame, Mode mode, bool hinted) {
+    World& w = *d.world;
+    std::vector<ResumeHandle> successes;
+    std::vector<AgentHandle> to_abort;
+    for (std::size_t i = 0; i < d.agents.size(); ++i) {
+        const std::uint32_t r = mix(static_cast<std::uint64_t>(frame) * 100'003 + i);
+        Agent* a = w.agent(d.agents[i]);
+        if (!a) continue;
+        if (r % 19 == 0) a->blackboard().set("enemy", true);
+        else if (r % 5 == 0 && a->blackboard().get<bool>("enemy")) a->blackboard().set("enemy", false);
+        for (const SuspendedAction& s : suspended_actions(*a)) {
+            if (r % 3 == 0) successes.push_back(s.handle);
+            else if (r % 29 == 1) w.resume(s.handle, Status::Failure);
+            if (r % 3 == 0 && r % 31 == 0) to_abort.push_back(d.agents[i]);
+        }
+    }
+    w.resume_all(successes, Status::Success);
+    for (const AgentHandle h : to_abort) w.abort(h);  // between the resume and the tick
+    if (frame == 15) {
+        for (std::size_t i = 1; i < d.agents.size(); i += 9) {
+            w.despawn(d.agents[i]);
+            d.agents[i] = w.spawn(trees[0], options_for(i, mode, d.listener));  // (in the next frames: the slot is reused)
+        }
+    }
+    if (hinted && d.agents.size() > 3) {
+        if (frame == 20) w.set_listener(d.agents[3], &d.extra);
+        if (frame == 24) w.set_listener(d.agents[3], nullptr);
+    }
+}
+
+/// Both Worlds agree: the frame's metrics, and every agent's state and counts.
+void check_same(const FrameMetrics& general_frame, const FrameMetrics& hinted_frame, Driven& general, Driven& hinted) {
+    CHECK(general_frame.agents_stepped == hinted_frame.agents_stepped);
+    CHECK(general_frame.events_handled == hinted_frame.events_handled);
+    CHECK(general_frame.guards_evaluated == hinted_frame.guards_evaluated);
+    CHECK(general_frame.behaviors_updated == hinted_frame.behaviors_updated);
+    CHECK(general_frame.timers_fired == hinted_frame.timers_fired);
+    REQUIRE(general.agents.size() == hinted.agents.size());
+    for (std::size_t i = 0; i < general.agents.size(); ++i) {
+        CAPTURE(i);
+        const Agent& g = general.world->at(general.agents[i]);
+        const Agent& h = hinted.world->at(hinted.agents[i]);
+        CHECK(save_agent(g) == save_agent(h));
+        CHECK(g.stats().nodes_visited == h.stats().nodes_visited);
+        CHECK(g.stats().guards_evaluated == h.stats().guards_evaluated);
+        CHECK(g.stats().updates == h.stats().updates);
+        CHECK(g.ticks() == h.ticks());
+    }
+}
+
+/// Runs `frames` frames of the drive on a general World and a hinted one (`threads` threads), and,
+/// when `restore_at` >= 0, a third World restored from the hinted one's snapshot before that frame.
+void run_against_general(Mode mode, std::size_t count, int frames, std::uint32_t threads, int restore_at) {
+    const Registry registry = move_registry();
+    const std::vector<Tree> trees = move_trees(registry);
+    test::TraceRecorder rec;
+    Driven general, hinted, restored;
+    general.listener = &rec;
+    hinted.world->set_threads(threads);
+    spawn_all(general, trees, count, mode);
+    spawn_all(hinted, trees, count, mode);
+    bool have_restored = false;
+    for (int frame = 0; frame < frames; ++frame) {
+        CAPTURE(frame);
+        if (frame == restore_at) {
+            const std::vector<std::byte> bytes = save_world(*hinted.world);
+            restore_world(*restored.world, trees, bytes);
+            restored.agents = hinted.agents;  // (the same handles)
+            have_restored = true;
+        }
+        drive(general, trees, frame, mode, false);
+        drive(hinted, trees, frame, mode, true);
+        if (have_restored) drive(restored, trees, frame, mode, false);
+        const FrameMetrics g = general.world->step(50ms);
+        const FrameMetrics h = hinted.world->step(50ms);
+        check_same(g, h, general, hinted);
+        if (have_restored) check_same(g, restored.world->step(50ms), general, restored);
+    }
+}
+
+}  // namespace
+
+TEST_CASE("World move ticks: the hinted entries give the general path's state and counts, with stale hints") {
+    test::in_both_modes([&](Mode mode) { run_against_general(mode, 40, 60, 1, -1); });
+}
+
+TEST_CASE("World move ticks: a World restored in the middle of its moves steps as the general path") {
+    test::in_both_modes([&](Mode mode) { run_against_general(mode, 40, 40, 1, 13); });
+}
+
+TEST_CASE("World move ticks: four threads take the same entries and give the same state and counts") {
+    // Enough agents that a frame's awake ones (about a third resumed each frame, and their restarts)
+    // reach the 512 from which a World ticks on its threads.
+    test::in_both_modes([&](Mode mode) { run_against_general(mode, 3000, 16, 4, -1); });
+}
+
+TEST_CASE("World move ticks: a move's two ticks, one agent, frame by frame") {
+    // The hinted World's frames of one agent's moves, counted: the restart tick (after which it
+    // sleeps) and the end tick (after which it stays awake for the restart), so that an entry that
+    // left the awake bit wrong, or counted wrong, fails here whatever the general path does.
+    const Registry registry = move_registry();
+    const std::vector<Tree> trees = move_trees(registry);
+    World world;
+    const AgentHandle h = world.spawn(trees[0], {.mode = Mode::Event});
+    CHECK(world.step(50ms).agents_stepped == 1);  // the first start: the move suspends, the agent sleeps
+    CHECK(world.step(50ms).agents_stepped == 0);
+    for (int move = 0; move < 4; ++move) {
+        CAPTURE(move);
+        const std::vector<SuspendedAction> s = suspended_actions(world.at(h));
+        REQUIRE(s.size() == 1);
+        REQUIRE(world.resume(s[0].handle, Status::Success));
+        const FrameMetrics end = world.step(50ms);  // the end of the move (the hinted end entry from move 0)
+        CHECK(end.agents_stepped == 1);
+        CHECK(end.events_handled == 1);
+        CHECK(world.at(h).status(0) == Status::Success);
+        const FrameMetrics restart = world.step(50ms);  // the root's restart (the hinted restart entry)
+        CHECK(restart.agents_stepped == 1);
+        CHECK(restart.events_handled == 1);
+        CHECK(restart.guards_evaluated == 1);
+        CHECK(world.at(h).status(4) == Status::Running);
+        CHECK(world.step(50ms).agents_stepped == 0);  // asleep until the next resume
+    }
+    CHECK(world.at(h).stats().nodes_visited == 1 + 4 * 2);
+}
