@@ -62,7 +62,9 @@ struct Driven {
     std::unique_ptr<World> world = std::make_unique<World>();
     std::vector<AgentHandle> agents;
     TraceListener* listener = nullptr;
-    test::TraceRecorder extra;  // set on one agent mid-move (the hinted World only)
+    /// Agent 2's listener: in the general World its own from the start (every agent has one there),
+    /// in the hinted World set for frames 20 to 23 only, right after a resume of its move.
+    test::TraceRecorder agent_2;
 };
 
 SpawnOptions options_for(std::size_t i, Mode mode, TraceListener* listener) {
@@ -70,8 +72,10 @@ SpawnOptions options_for(std::size_t i, Mode mode, TraceListener* listener) {
 }
 
 void spawn_all(Driven& d, const std::vector<Tree>& trees, std::size_t count, Mode mode) {
-    for (std::size_t i = 0; i < count; ++i)
-        d.agents.push_back(d.world->spawn(trees[i % 5 == 4 ? 1 : 0], options_for(i, mode, d.listener)));
+    for (std::size_t i = 0; i < count; ++i) {
+        TraceListener* listener = d.listener && i == 2 ? &d.agent_2 : d.listener;
+        d.agents.push_back(d.world->spawn(trees[i % 5 == 4 ? 1 : 0], options_for(i, mode, listener)));
+    }
 }
 
 /// What game code does before frame `frame` (the same in every World): resumes (most with Success,
@@ -88,7 +92,7 @@ void drive(Driven& d, const std::vector<Tree>& trees, int frame, Mode mode, bool
         if (r % 19 == 0) a->blackboard().set("enemy", true);
         else if (r % 5 == 0 && a->blackboard().get<bool>("enemy")) a->blackboard().set("enemy", false);
         for (const SuspendedAction& s : suspended_actions(*a)) {
-            if (r % 3 == 0) successes.push_back(s.handle);
+            if (r % 3 == 0 || (frame == 20 && i == 2)) successes.push_back(s.handle);
             else if (r % 29 == 1) w.resume(s.handle, Status::Failure);
             if (r % 3 == 0 && r % 31 == 0) to_abort.push_back(d.agents[i]);
         }
@@ -101,9 +105,9 @@ void drive(Driven& d, const std::vector<Tree>& trees, int frame, Mode mode, bool
             d.agents[i] = w.spawn(trees[0], options_for(i, mode, d.listener));  // (in the next frames: the slot is reused)
         }
     }
-    if (hinted && d.agents.size() > 3) {
-        if (frame == 20) w.set_listener(d.agents[3], &d.extra);
-        if (frame == 24) w.set_listener(d.agents[3], nullptr);
+    if (hinted && d.agents.size() > 2) {
+        if (frame == 20) w.set_listener(d.agents[2], &d.agent_2);  // after its resume, before the tick
+        if (frame == 24) w.set_listener(d.agents[2], nullptr);
     }
 }
 
@@ -153,6 +157,11 @@ void run_against_general(Mode mode, std::size_t count, int frames, std::uint32_t
         const FrameMetrics g = general.world->step(50ms);
         const FrameMetrics h = hinted.world->step(50ms);
         check_same(g, h, general, hinted);
+        // Agent 2's trace while it has a listener in the hinted World: every event the general path
+        // reports (the hinted entries decline for an agent with a listener).
+        if (frame == 20 && count > 2) CHECK(!general.agent_2.all(20).empty());
+        if (frame >= 20 && frame < 24 && count > 2)
+            CHECK(hinted.agent_2.all(static_cast<std::uint64_t>(frame)) == general.agent_2.all(static_cast<std::uint64_t>(frame)));
         if (have_restored) check_same(g, restored.world->step(50ms), general, restored);
     }
 }
@@ -200,4 +209,14 @@ TEST_CASE("World move ticks: a move's two ticks, one agent, frame by frame") {
         CHECK(world.step(50ms).agents_stepped == 0);  // asleep until the next resume
     }
     CHECK(world.at(h).stats().nodes_visited == 1 + 4 * 2);
+    // A listener set between the resume and the end tick (the slot's hint names the end entry): the
+    // entries decline, and the general path reports every event of both ticks.
+    test::TraceRecorder rec;
+    REQUIRE(world.resume(suspended_actions(world.at(h)).at(0).handle, Status::Success));
+    world.set_listener(h, &rec);
+    const std::uint64_t end_tick = world.frame();
+    CHECK(world.step(50ms).agents_stepped == 1);
+    CHECK(rec.all(end_tick) == "4:T(Success) 0:T(Success)");
+    CHECK(world.step(50ms).agents_stepped == 1);
+    CHECK(rec.all(end_tick + 1) == "0:I 1:G(false) 4:I");
 }
