@@ -848,6 +848,7 @@ inline bool World::step_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
         // Its next tick, when it wakes, is likely the end of a resumed move (a latent move's first
         // start went this way): step_hinted_slot tries that entry first.
         move_hints_[2 * std::size_t{index / 64} + kEndsMove] |= std::uint64_t{1} << (index % 64);
+        move_hints_used_ = true;
     }
     return false;
 }
@@ -910,6 +911,13 @@ inline bool World::step_hinted_slot(std::uint32_t index, Slot& s, FrameMetrics& 
 }
 
 bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
+    // A world none of whose agents ever slept (every agent stepped every frame: guard_a, wide_64) has
+    // no hints to test: its loop is the one without (step_serial_loop<false>).
+    return move_hints_used_ ? step_serial_loop<true>(m, from, to) : step_serial_loop<false>(m, from, to);
+}
+
+template <bool kHinted>
+bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
     // A word of awake bits (64 slots) at a time. A tick may wake agents later in slot order (a write
     // to their blackboards, a resume): they are stepped in this frame too, so after each tick the
     // rest of the word is read again (and the next words are read only when the loop gets there).
@@ -928,7 +936,8 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
         std::uint64_t unvisited = (~std::uint64_t{0} << (i % 64)) & below_to;  // slots [i, to) of the word
         // The word's slots with a move hint (move_hints_), read once: a tick changes only its own
         // slot's hints, so those of the slots after it stay as read.
-        const std::uint64_t hinted = move_hints_[2 * std::size_t{word} + kEndsMove] | move_hints_[2 * std::size_t{word} + kRestartsRoot];
+        const std::uint64_t hinted =
+            kHinted ? move_hints_[2 * std::size_t{word} + kEndsMove] | move_hints_[2 * std::size_t{word} + kRestartsRoot] : 0;
         for (std::uint64_t bits = awake_[word] & unvisited; bits != 0; bits = awake_[word] & unvisited) {
             const auto bit = static_cast<std::uint32_t>(std::countr_zero(bits));
             const std::uint32_t index = word * 64 + bit;
@@ -959,7 +968,7 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
                 // A slot whose hint names a move tick takes that entry first (step_hinted_slot): the
                 // choice is made here, from the word's hints read with its awake bits, before the
                 // slot is read.
-                if ((hinted & (std::uint64_t{1} << bit)) != 0)
+                if (kHinted && (hinted & (std::uint64_t{1} << bit)) != 0)
                     quiet_ticks += step_hinted_slot(index, slots[index], m) ? 1 : 0;
                 else
                     quiet_ticks += step_slot(index, slots[index], m) ? 1 : 0;

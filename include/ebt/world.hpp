@@ -494,6 +494,10 @@ private:
     /// With one thread: steps the awake agents of slots [from, to) in slot order, agents woken by an
     /// earlier tick included. Returns true when the budget stopped it (cursor_ is then where).
     bool step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
+    /// step_serial's loop. kHinted: a slot whose hint (move_hints_) names a move tick goes through
+    /// step_hinted_slot; without, the loop of a world whose hints were never set (a quiet one), which
+    /// has no hint to test and keeps the registers it had before there were hints.
+    template <bool kHinted> bool step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
     /// step_serial's step of one slot (`s`: slot(slot)): its tick, then its sleep. Returns true for a
     /// quiet tick, which it leaves to the caller to count in `m` (count_quiet_ticks in world.cpp).
     bool step_slot(std::uint32_t slot, Slot& s, FrameMetrics& m);
@@ -653,6 +657,7 @@ private:
     // is not its kind (runtime/move_ticks.hpp), so a stale hint (a despawn, a restore, an abort, a
     // wake by a write, a listener set) costs time, never behaviour. Not saved in a snapshot.
     std::vector<std::uint64_t> move_hints_;
+    bool move_hints_used_ = false;  // a hint was set once (step_serial then takes its hinted loop)
     static constexpr std::uint32_t kEndsMove = 0;     // move_hints_[2w + kEndsMove]
     static constexpr std::uint32_t kRestartsRoot = 1;  // move_hints_[2w + kRestartsRoot]
     // Whether the loops that tick agents (step_serial, the parallel tasks) prefetch the state block of
