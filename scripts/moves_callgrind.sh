@@ -74,7 +74,7 @@ parts = [  # (part, patterns of the function names it holds), first match wins
       r"mark_lower_guards_live", r"selector_advance", r"begin_pending", r"next_run_id", r"suspension_handle"]),
     ("the tick entries (single_work_tick or checked_tick, event_tick, finish_tick)",
      [r"single_work_tick", r"checked_tick", r"event_tick", r"single_entry_tick", r"finish_tick", r"tick_numbered",
-      r"world_tick", r"tick_in_world", r"event_loop"]),
+      r"world_tick", r"tick_in_world", r"event_loop", r"restart_tick_checked"]),
     ("the World's steps of the woken agents and their sleep (step_serial with tick_agent and world_tick's tests inline)",
      [r"World::step_serial", r"World::step_slot", r"World::tick_agent", r"fall_asleep", r"schedule_after_step",
       r"clear_awake", r"next_awake", r"World::run_frame", r"World::step\(", r"sleep_due", r"World::"]),
