@@ -853,8 +853,8 @@ inline bool World::step_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
     return false;
 }
 
-// Inline: step_serial calls it for every slot whose hint is set (in a world of latent moves, most of
-// the agents it steps).
+// Inline: step_serial_loop<true> calls it for every slot whose hint is set (in a world of latent
+// moves, most of the agents it steps).
 inline bool World::step_hinted_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
     std::uint64_t* const hints = &move_hints_[2 * std::size_t{index / 64}];
     const std::uint64_t bit = std::uint64_t{1} << (index % 64);
@@ -992,14 +992,16 @@ World::SlotTick World::tick_slot(std::uint32_t index, FrameMetrics& m) {
     return {&*s.agent, quiet};
 }
 
+// A parallel task's tick_slot (ParallelState::tick_one) for a slot of a word it holds whole.
 World::SlotTick World::tick_hinted_slot(std::uint32_t index, FrameMetrics& m) {
     std::uint64_t* const hints = &move_hints_[2 * std::size_t{index / 64}];
     const std::uint64_t bit = std::uint64_t{1} << (index % 64);
     if (((hints[kEndsMove] | hints[kRestartsRoot]) & bit) == 0) {
         const SlotTick done = tick_slot(index, m);
         // As step_slot: an agent that goes to sleep after its tick likely wakes to end a resumed move.
+        // (The hints found again: user code ran, and move_hints_ grows with awake_.)
         if (!done.quiet && schedule(index).state == State::Live && !done.agent->has_pending_work())
-            hints[kEndsMove] |= bit;
+            move_hints_[2 * std::size_t{index / 64} + kEndsMove] |= bit;
         return done;
     }
     Slot& s = slot(index);
