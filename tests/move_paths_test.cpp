@@ -455,3 +455,175 @@ TEST_CASE("Move paths: through a World, a latent start called directly gets the 
         CHECK(s.handles.at(direct.serial()).run == s.handles.at(wrapped.serial()).run);
     }
 }
+
+// ---- the restart's latent leaf, entered on the plan (Runtime::enter_restart_leaf) ---------------------
+
+namespace {
+
+/// What the next move's start does once it has kept its handle (RestartMoves::then).
+enum class Then { Keep, Throw, ResumeSuccess, ResumeFailure, Abort, WriteEnemy };
+
+/// The actions of the restart's trees: Move, a latent move whose start does what `then` says; Fight,
+/// running until aborted; Remembers, a latent move with user memory (the plan leaves it to enter,
+/// which zeroes the memory), whose start records what it finds there and writes it; Suspends, an
+/// action that suspends itself in an onInitialize of its own (not a latent start: enter's path).
+struct RestartMoves {
+    Registry registry;
+    std::map<std::uint64_t, ResumeHandle> handles;  // by agent serial, the last run's
+    Then then = Then::Keep;
+    std::vector<std::uint64_t> memory_found;  // what each start of Remembers found in its memory
+    int starts = 0;
+
+    RestartMoves() {
+        registry.add_action("Fight", [](ActionContext&) { return Status::Running; });
+        registry.add_latent_action("Move", [this](ActionContext& ctx, const ResumeHandle& h) {
+            ++starts;
+            handles[ctx.agent().serial()] = h;
+            switch (then) {
+            case Then::Keep: break;
+            case Then::Throw: throw std::runtime_error("no path");
+            case Then::ResumeSuccess: CHECK(ctx.agent().resume(h, kS)); break;
+            case Then::ResumeFailure: CHECK(ctx.agent().resume(h, kF)); break;
+            case Then::Abort: ctx.agent().abort(); break;
+            case Then::WriteEnemy: ctx.blackboard().set("enemy", true); break;
+            }
+        });
+        LatentActionSpec remembers;
+        remembers.memory_bytes = sizeof(std::uint64_t);
+        remembers.start = [this](ActionContext& ctx, const ResumeHandle& h) {
+            ++starts;
+            handles[ctx.agent().serial()] = h;
+            memory_found.push_back(ctx.memory<std::uint64_t>());
+            ctx.memory<std::uint64_t>() = 42;
+        };
+        registry.add_latent_action("Remembers", std::move(remembers));
+        ActionSpec suspends;
+        suspends.on_initialize = [this](ActionContext& ctx) {
+            ++starts;
+            handles[ctx.agent().serial()] = ctx.suspend();
+        };
+        suspends.update = [](ActionContext&) { return Status::Running; };
+        registry.add_action("Suspends", std::move(suspends));
+    }
+    bool resume(Agent& agent, Status s) { return agent.resume(handles.at(agent.serial()), s); }
+};
+
+/// A root restart that passes over three guards of both kinds the plan reads (a leading condition,
+/// a precondition is(key), a condition that holds on false) to its leaf `move`, with a next child for
+/// the leaf's Failure: 0 ActiveSelector, 1 Sequence (leading condition 2, check(enemy)), 3 Fight,
+/// 4 Sequence (precondition is(alarm)), 5 Fight, 6 Sequence (leading condition 7, check(calm, false)),
+/// 8 Fight, 9 `move`, 10 AlwaysSuccess.
+Tree three_guards(const Registry& registry, const char* move) {
+    return TreeBuilder("three_guards", registry)
+        .key<bool>("enemy")
+        .key<bool>("alarm")
+        .key<bool>("calm", true)
+        .active_selector()
+            .sequence().check("enemy").action("Fight").back()
+            .sequence().precondition(Predicate::is("alarm")).action("Fight").back()
+            .sequence().check("calm", false).action("Fight").back()
+            .action(move)
+            .always_success()
+        .back()
+        .end();
+}
+
+}  // namespace
+
+TEST_CASE("Move paths: the restart's latent leaf on the plan, whatever its start does, gives the general path's state") {
+    // The traced agent of each Pair takes the general path (its listener); the plain one, in event
+    // mode, enter_restart_leaf: at its first tick and at each restart after a completed move.
+    const std::vector<std::pair<Then, std::vector<std::string>>> cases = {
+        // what the start does at the restart, and the traces of the restart tick and the next
+        {Then::Keep, {"0:I 9:I", ""}},
+        {Then::Throw, {"0:I 9:I 9:T(Failure) 10:I 10:U 10:T(Success) 0:T(Success)", "0:I 9:I"}},
+        {Then::ResumeSuccess, {"0:I 9:I", "9:T(Success) 0:T(Success)"}},
+        {Then::ResumeFailure, {"0:I 9:I", "9:T(Failure) 10:I 10:U 10:T(Success) 0:T(Success)"}},
+        {Then::Abort, {"0:I 9:I 9:T(Aborted) 0:T(Aborted)", "0:I 9:I"}},
+        {Then::WriteEnemy, {"0:I 9:I", "9:T(Aborted) 1:I 3:I 3:U"}},
+    };
+    for (const auto& [then, traces] : cases) {
+        CAPTURE(static_cast<int>(then));
+        test::in_both_modes([&](Mode mode) {
+            RestartMoves m;
+            Pair p(three_guards(m.registry, "Move"), mode);
+            CHECK(p.tick() == "0:I 9:I");
+            CHECK(p.rec.all(0) == "0:I 1:G(false) 4:G(false) 6:G(false) 9:I");
+            for (int move = 0; move < 2; ++move) {  // a restart of each kind after a plain one
+                CAPTURE(move);
+                REQUIRE(m.resume(p.traced, kS));
+                REQUIRE(m.resume(p.plain, kS));
+                CHECK(p.tick() == "9:T(Success) 0:T(Success)");
+                m.then = move == 1 ? then : Then::Keep;
+                const std::uint64_t restart = p.traced.ticks();
+                CHECK(p.tick() == (move == 1 ? traces[0] : "0:I 9:I"));
+                CHECK(p.rec.all(restart).rfind("0:I 1:G(false) 4:G(false) 6:G(false) 9:I", 0) == 0);
+                m.then = Then::Keep;
+                CHECK(p.tick() == (move == 1 ? traces[1] : ""));
+            }
+            for (int tick = 0; tick < 3; ++tick) p.tick();  // and on, alike
+            CHECK(m.handles.at(p.traced.serial()).run == m.handles.at(p.plain.serial()).run);
+            CHECK(m.handles.at(p.plain.serial()).node == 9);
+            CHECK(m.handles.at(p.plain.serial()).agent_serial == p.plain.serial());
+            CHECK(p.plain.stats().listener_errors == 0);
+        });
+    }
+}
+
+TEST_CASE("Move paths: the restart's skipped guards written while a move ran, then false again") {
+    test::in_both_modes([&](Mode mode) {
+        RestartMoves m;
+        Pair p(three_guards(m.registry, "Move"), mode);
+        CHECK(p.tick() == "0:I 9:I");
+        // During the move: the guards are live (the root runs its lower child Move), so each write
+        // schedules the root's checks; back to false before the tick, the check finds no edge.
+        p.set("enemy", true);
+        p.set("enemy", false);
+        p.set("calm", false);
+        p.set("calm", true);
+        CHECK(p.tick() == "");
+        REQUIRE(m.resume(p.traced, kS));
+        REQUIRE(m.resume(p.plain, kS));
+        CHECK(p.tick() == "9:T(Success) 0:T(Success)");
+        // Between the move's end and the restart: the guards are not live (the root's run ended),
+        // so a write only marks them dirty; the restart evaluates them afresh, false, and clears that.
+        p.set("alarm", true);
+        p.set("alarm", false);
+        p.set("enemy", true);
+        p.set("enemy", false);
+        p.check_same();
+        const std::uint64_t restart = p.traced.ticks();
+        CHECK(p.tick() == "0:I 9:I");
+        CHECK(p.rec.all(restart) == "0:I 1:G(false) 4:G(false) 6:G(false) 9:I");
+        // And one that holds at the restart (alarm): the general path, the second fight branch.
+        REQUIRE(m.resume(p.traced, kS));
+        REQUIRE(m.resume(p.plain, kS));
+        CHECK(p.tick() == "9:T(Success) 0:T(Success)");
+        p.set("alarm", true);
+        CHECK(p.tick() == "0:I 4:I 5:I 5:U");
+        p.set("alarm", false);  // (LowerPriority only: the branch goes on)
+        CHECK(p.tick() == "5:U");
+    });
+}
+
+TEST_CASE("Move paths: a restart leaf the plan does not enter itself goes through enter, with the same state") {
+    for (const char* leaf : {"Remembers", "Suspends"}) {
+        CAPTURE(leaf);
+        test::in_both_modes([&](Mode mode) {
+            RestartMoves m;
+            Pair p(three_guards(m.registry, leaf), mode);
+            CHECK(p.tick() == "0:I 9:I");
+            for (int move = 0; move < 3; ++move) {
+                CAPTURE(move);
+                REQUIRE(m.resume(p.traced, move == 1 ? kF : kS));
+                REQUIRE(m.resume(p.plain, move == 1 ? kF : kS));
+                CHECK(p.tick() == (move == 1 ? "9:T(Failure) 10:I 10:U 10:T(Success) 0:T(Success)" : "9:T(Success) 0:T(Success)"));
+                CHECK(p.tick() == "0:I 9:I");
+                CHECK(m.handles.at(p.plain.serial()).run == static_cast<std::uint64_t>(move + 2));
+            }
+            // Remembers' memory is zeroed at each of its 4 starts in each agent (enter's memset).
+            CHECK(m.memory_found == std::vector<std::uint64_t>(std::string(leaf) == "Remembers" ? 8 : 0, 0));
+            CHECK(m.starts == 8);
+        });
+    }
+}

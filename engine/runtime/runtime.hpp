@@ -202,6 +202,21 @@ struct Runtime {
     /// The root's pending restart (popped by single_entry_tick) through TreeData::root_restart: false,
     /// with nothing changed, when one of the skipped guards holds (the general path runs then).
     bool restart_root_plainly();
+    /// restart_root_plainly's entry of the plan's leaf when it is a latent action whose start the
+    /// engine calls directly (RootRestart::leaf_latent): what enter(leaf) does for it, with the leaf's
+    /// records read from the plan (`leaf`: plan.leaf). Returns enter's outcome. Always inline:
+    /// restart_root_plainly's body, with no call and no second set of saved registers.
+    [[gnu::always_inline]] inline Outcome enter_restart_leaf(const RootRestart& plan, NodeIndex leaf);
+    /// enter_restart_leaf's end when it is not the common one (the start threw, an abort() is due, or
+    /// the run is no longer suspended): enter's, after the onInitialize of action `n` returned
+    /// (`ok`) or threw. Out of line, so that the common path keeps few values across the start.
+    [[gnu::noinline]] Outcome after_latent_start(NodeIndex n, bool ok);
+    /// Called from a catch block: reports the exception being handled as contained(n, ...) reports
+    /// what its function threw (an Error event), and returns false, as contained does.
+    [[gnu::noinline]] bool contain_current_error(NodeIndex n);
+    /// restart_root_plainly's end when the leaf did not stay running (outcome `o`): selector_advance
+    /// to the next child, and the root's end if the selector ends. Out of line, as above.
+    [[gnu::noinline]] void restart_after_leaf(NodeIndex leaf, Outcome o);
     void arm_timer(NodeIndex n, TimePoint when);
     /// A predicate's value (owner: where errors are reported). The common guard, one bool key
     /// against its expected value (`check(key)`, a leading condition), is read here straight from the

@@ -649,41 +649,110 @@ void Runtime::end_resumed_run(NodeIndex n) {
     end_resumed_run_in(a, t, node_flags, statuses, queue_entries, n);  // (runtime/move_ticks.hpp)
 }
 
+inline Outcome Runtime::enter_restart_leaf(const RootRestart& plan, NodeIndex leaf) {
+    // enter(leaf) of an unguarded latent action, with no listener (so nothing to report), in event
+    // mode, inside a tick and not stopping (restart_root_plainly runs at the start of the tick's
+    // first pop): its status and flags and the next run id, then what its onInitialize (LatentStart)
+    // does: the run suspended and the start called with the handle.
+    // The agent's handle in its host first (suspension_handle's look-up, which changes nothing).
+    const AgentHandle in_world = a.host_ ? a.host_->handle_of(a.host_slot_) : AgentHandle{};
+    constexpr auto kKeptOnEntry = static_cast<std::uint16_t>(kGuardPrev | kGuardDirty | kCooldownArmed | kQueued);
+    std::uint16_t& leaf_flags = fl(leaf);
+    st(leaf) = Status::Running;
+    leaf_flags = static_cast<std::uint16_t>((leaf_flags & kKeptOnEntry) | kSuspended);
+    // next_run_id(leaf): the 48-bit count of its runs, kept as three 16-bit words, moved on. The
+    // upper word changes only when the lower 32 bits wrap.
+    check_memory_access(leaf, 0, 6);  // (an EBT_VALIDATE build's check of the run id's place, as mem() makes it)
+    std::byte* const run_words = b + plan.leaf_run_id_offset;
+    std::uint32_t low;
+    std::uint16_t high;
+    std::memcpy(&low, run_words, sizeof low);
+    std::memcpy(&high, run_words + sizeof low, sizeof high);
+    ++low;
+    std::memcpy(run_words, &low, sizeof low);
+    if (low == 0) [[unlikely]] {
+        ++high;
+        std::memcpy(run_words + sizeof low, &high, sizeof high);
+    }
+    const std::uint64_t run = std::uint64_t{high} << 32 | low;
+    // (No user memory to zero: the plan takes a latent leaf without any.)
+    const ResumeHandle handle{in_world, a.serial_, leaf, run};  // suspension_handle(leaf, run)
+    ActionContext ctx;  // make_action_context(a, t.action_calls[leaf], leaf, dt)
+    ctx.agent_ = &a;
+    ctx.ports_ = plan.leaf_ports;
+    ctx.dt_ = dt;
+    ctx.node_ = leaf;
+    // contained(leaf, start), with the try here, so that the common path has no call of its own;
+    // what the start threw is reported as contained reports it (contain_current_error).
+    bool ok = true;
+    try {
+        plan.leaf_latent->start(ctx, handle);
+    } catch (...) {
+        ok = contain_current_error(leaf);
+    }
+    // The common end: the start returned, no abort() is due and the run is still suspended (as enter
+    // would, Running). (This Runtime's `stopping` is false until stop_requested sets it: the start
+    // has no way to this Runtime.)
+    if (ok && !a.abort_requested_ && (leaf_flags & kSuspended) != 0) [[likely]]
+        return Outcome::Running;
+    return after_latent_start(leaf, ok);
+}
+
+bool Runtime::contain_current_error(NodeIndex n) {
+    return contained(n, [] { throw; });  // the exception being handled, rethrown into contained's catches
+}
+
+Outcome Runtime::after_latent_start(NodeIndex n, bool ok) {
+    // As enter goes on after the onInitialize.
+    if (stop_requested()) return Outcome::Running;  // the node ends Aborted with the rest
+    if (!ok) {
+        terminate(n, Status::Failure);
+        return Outcome::Failure;
+    }
+    if (has(n, kSuspended)) return Outcome::Running;
+    return update_leaf(n);
+}
+
 bool Runtime::restart_root_plainly() {
     const RootRestart& plan = t.root_restart;
     const std::byte* values = EngineAccess::raw_values(a.blackboard_);
-    for (const RootRestart::Skipped& g : plan.skipped)
-        if (*reinterpret_cast<const bool*>(values + g.value_offset) == g.expected) return false;
-    // begin_pending(0), enter(0): the root runs (no guard of its own, nothing to report).
-    clear(0, kStartPending);
+    const RootRestart::Skipped* const first_skipped = plan.skipped.data();
+    const RootRestart::Skipped* const end_skipped = first_skipped + plan.skipped.size();
+    for (const RootRestart::Skipped* g = first_skipped; g != end_skipped; ++g)
+        if (*reinterpret_cast<const bool*>(values + g->value_offset) == g->expected) return false;
+    // begin_pending(0), enter(0): the root runs (no guard of its own, nothing to report). enter's mask
+    // clears the kStartPending that begin_pending clears.
+    constexpr auto kKeptOnEntry = static_cast<std::uint16_t>(kGuardPrev | kGuardDirty | kCooldownArmed | kQueued);
     st(0) = Status::Running;
-    fl(0) = static_cast<std::uint16_t>(fl(0) & (kGuardPrev | kGuardDirty | kCooldownArmed | kQueued));
+    fl(0) = static_cast<std::uint16_t>(fl(0) & kKeptOnEntry);
     // selector_advance -> start_child -> eval_guard of each skipped child: false, counted.
-    for (const RootRestart::Skipped& g : plan.skipped) {
-        count_guard();
-        clear(g.node, static_cast<std::uint16_t>(kGuardPrev | kGuardDirty));
-    }
+    for (const RootRestart::Skipped* g = first_skipped; g != end_skipped; ++g)
+        clear(g->node, static_cast<std::uint16_t>(kGuardPrev | kGuardDirty));
+    a.stats_.guards_evaluated += plan.skipped_count;
+    if (frame) frame->guards_evaluated += plan.skipped_count;
+    // selector_advance's cursor(0) = leaf and start_child's advance(leaf): the walk is at the root
+    // (0, the node just popped), and the leaf, a child of the root, comes after it.
     const NodeIndex leaf = plan.leaf;
-    cursor(0) = leaf;
-    advance(leaf);
+    a.walk_pos_ = leaf;
+    check_memory_access(0, 0, sizeof(NodeIndex));  // (as cursor(0) checks it in an EBT_VALIDATE build)
+    *reinterpret_cast<NodeIndex*>(b + plan.root_cursor_offset) = leaf;
     // From here on as selector_advance, enter(0) and begin_pending(0) go on. (selector_advance's
     // mark_lower_guards_live(0, leaf) after a leaf that runs has nothing to do here: the children
     // before the leaf are the skipped ones, whose kGuardDirty was cleared above, and a write during
     // the leaf's start that dirties one of their guards has already scheduled the check at the root
     // that mark_lower_guards_live would schedule: the guard is live then, wake_guard.)
-    const Outcome o = enter(leaf);
-    Outcome r;
-    if (o == Outcome::Running) {
-        r = o;
-    } else {
-        r = o == Outcome::Success ? o : selector_advance(0, def(leaf).next_sibling);
-    }
-    if (stopping) return true;
+    const Outcome o = plan.leaf_latent ? enter_restart_leaf(plan, leaf) : enter(leaf);
+    if (o != Outcome::Running) restart_after_leaf(leaf, o);  // (Running: the next move suspended, or an abort is due)
+    return true;
+}
+
+void Runtime::restart_after_leaf(NodeIndex leaf, Outcome o) {
+    const Outcome r = o == Outcome::Success ? o : selector_advance(0, def(leaf).next_sibling);
+    if (stopping) return;
     if (r != Outcome::Running) {
         terminate(0, to_status(r));
         if (!stopping) root_done(to_status(r));
     }
-    return true;
 }
 
 // ---- guard checks, aborts and switches -------------------------------------------------------------------

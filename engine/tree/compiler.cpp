@@ -622,8 +622,9 @@ struct Compiler {
     }
 
     /// TreeData::action_calls: each action node's spec, ports, user memory (and a latent action's start), as every call of its
-    /// functions receives them (Runtime::make_action_context). Last, once the bindings and the layout
-    /// are final: the records point into them.
+    /// functions receives them (Runtime::make_action_context); then what the root restart's plan
+    /// (TreeData::root_restart, build_move_paths) reads of its leaf. Last, once the bindings and the
+    /// layout are final: the records point into them.
     void build_action_calls() {
         out->action_calls.resize(out->nodes.size());
         for (std::size_t i = 0; i < out->nodes.size(); ++i) {
@@ -636,6 +637,17 @@ struct Compiler {
             call.memory_offset = d.memory_offset + 8;  // after the run id (Runtime::run_id)
             call.memory_size = static_cast<std::uint32_t>(spec.memory_bytes);
             call.latent = spec.on_initialize.target<detail::LatentStart>();  // null for any other onInitialize
+        }
+        // The root restart's latent leaf (TreeData::root_restart), which restart_root_plainly enters itself.
+        detail::RootRestart& plan = out->root_restart;
+        if (!plan.usable) return;
+        plan.skipped_count = static_cast<std::uint32_t>(plan.skipped.size());
+        plan.root_cursor_offset = out->nodes[0].memory_offset;
+        const detail::ActionCall& leaf = out->action_calls[plan.leaf];
+        if (leaf.latent && leaf.memory_size == 0) {
+            plan.leaf_latent = leaf.latent;
+            plan.leaf_ports = &leaf.ports;
+            plan.leaf_run_id_offset = out->nodes[plan.leaf].memory_offset;
         }
     }
 };

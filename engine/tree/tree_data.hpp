@@ -190,6 +190,17 @@ struct RootRestart {
     bool usable = false;
     NodeIndex leaf = kNoNode;
     std::vector<Skipped> skipped;  // in child order
+    std::uint32_t skipped_count = 0;  // skipped.size(): the guard evaluations a plain restart counts
+    /// Where the root's cursor lies in the state block (Runtime::cursor(0)'s place).
+    std::uint32_t root_cursor_offset = 0;
+    /// The leaf's start when it is a latent action whose start the engine calls directly
+    /// (ActionCall::latent) and that has no user memory: Runtime::restart_root_plainly then enters
+    /// the leaf itself (Runtime::enter_restart_leaf), with the leaf's records below read from here
+    /// rather than through its NodeDef and ActionCall. Null for any other leaf, which
+    /// Runtime::enter enters. Set by Compiler::build_action_calls.
+    const LatentStart* leaf_latent = nullptr;
+    const NodePorts* leaf_ports = nullptr;  // its ActionCall's ports
+    std::uint32_t leaf_run_id_offset = 0;   // its run id in the block (Runtime::run_id's place)
 };
 
 /// What every call of an action node's functions is given besides the agent and the tick's dt
