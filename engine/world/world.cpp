@@ -599,6 +599,7 @@ std::size_t World::resume_all(std::span<const ResumeHandle> handles, Status stat
     for (std::size_t k = 0; k < std::min(n, kLocateAhead); ++k) locate(k);
     for (std::size_t k = 0; k < std::min(n, kBlockAhead); ++k) fetch_block(k);
 
+    const std::uint16_t resume_flags = detail::Runtime::resume_flags(status);
     std::size_t accepted = 0;
     for (std::size_t i = 0; i < n; ++i) {
         if (i + kLocateAhead < n) locate(i + kLocateAhead);
@@ -610,26 +611,31 @@ std::size_t World::resume_all(std::span<const ResumeHandle> handles, Status stat
         const ResumeHandle& h = handles[i];
         const std::uint32_t index = h.agent.index;
         const Place place = places[i % kPlaces];
-        Agent* a = nullptr;
-        if (place.slot && schedule(index).state == State::Live && place.record->generation == h.agent.generation)
-            a = &*place.slot->agent;
-        if (a && a->serial() == h.agent_serial) {
-            bool wake = false;
-            const bool resumed = detail::Runtime::resume_in_world(*a, h, status, wake);
-            if (wake) {
+        if (place.slot && schedule(index).state == State::Live && place.record->generation == h.agent.generation &&
+            place.slot->agent->serial() == h.agent_serial) [[likely]] {
+            Agent& a = *place.slot->agent;
+            const auto outcome = detail::Runtime::resume_suspended(a, h, resume_flags);
+#if defined(EBT_VALIDATE)
+            if (outcome != detail::Runtime::ResumeOutcome::Refused && !a.in_tick())
+                detail::Runtime(a).check_invariants("Agent::resume()");
+#endif
+            if (outcome == detail::Runtime::ResumeOutcome::AcceptedWake) {
                 // set_awake(index), its common case here: the slot's word of awake bits exists (a live
-                // slot's was made when it joined; the set never shrinks) and the bit is clear. Inline,
-                // because set_awake's call saves the registers of its growing path on every call.
+                // slot's was made when it joined, unless it was restored asleep; the set never
+                // shrinks). Inline, because set_awake's call saves the registers of its growing path
+                // on every call; without a branch on the bit (an agent a write woke earlier has it).
                 const std::uint32_t word = index / 64;
                 const std::uint64_t bit = std::uint64_t{1} << (index % 64);
-                if (word < awake_.size() && (awake_[word] & bit) == 0) {
-                    awake_[word] |= bit;
+                if (word < awake_.size()) [[likely]] {
+                    std::uint64_t& bits = awake_[word];
+                    awake_count_ += (bits & bit) == 0 ? 1u : 0u;
+                    bits |= bit;
                     awake_words_[word / 64] |= std::uint64_t{1} << (word % 64);
-                    ++awake_count_;
                 } else {
                     set_awake(index);
                 }
             }
+            const bool resumed = outcome != detail::Runtime::ResumeOutcome::Refused;
             if (input_observer_) on_agent_resume(index, h, status, resumed);
             accepted += resumed ? 1 : 0;
         } else if (input_observer_) {
