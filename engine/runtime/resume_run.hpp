@@ -56,10 +56,10 @@ inline Runtime::ResumeOutcome Runtime::resume_suspended(Agent& agent, const Resu
     // a computation each whether or not they are read).
     const TreeData& tree = EngineAccess::tree_data(agent.tree_);
     const NodeIndex n = handle.node;
-    // n < nodes.size() without the division by sizeof(NodeDef) that size() is.
-    const auto node_bytes = static_cast<std::size_t>(reinterpret_cast<const char*>(tree.nodes.data() + tree.nodes.size()) -
-                                                     reinterpret_cast<const char*>(tree.nodes.data()));
-    if (std::size_t{n} * sizeof(NodeDef) >= node_bytes) return ResumeOutcome::Refused;
+    // n < nodes.size(), read as the queue's capacity (nodes + 1, AgentLayout), in the line of the
+    // layout's offsets read next: size() would divide by sizeof(NodeDef).
+    EBT_ASSERT(tree.layout.queue_capacity == tree.nodes.size() + 1, "a layout's queue capacity is its nodes + 1");
+    if (std::uint32_t{n} + 1 >= tree.layout.queue_capacity) return ResumeOutcome::Refused;
     const NodeDef& node = tree.nodes.data()[n];
     auto* const block = reinterpret_cast<std::byte*>(agent.block_.get());
     auto* const flags = reinterpret_cast<std::uint16_t*>(block + tree.layout.flags_offset);

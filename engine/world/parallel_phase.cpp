@@ -426,7 +426,7 @@ void World::ParallelState::route_in_range(World& world, std::uint32_t begin, std
         bool saw_gone = false;
         for (const Subscriber& sub : entry.subscribers[route.key]) {  // (no one changes a list during the phase)
             if (sub.slot < begin || sub.slot >= end) continue;
-            if (world.schedule(sub.slot).state != detail::SlotState::Live || world.record(sub.slot).generation != sub.generation) {
+            if (world.schedule(sub.slot).state != detail::SlotState::Live || world.slot(sub.slot).generation != sub.generation) {
                 saw_gone = true;  // dropped from the list after the phase, as a serial route drops it
                 continue;
             }
@@ -455,7 +455,7 @@ void World::ParallelState::finish_routes(World& world, bool phase_threw) {
                 std::vector<Subscriber>& list = world.shared_[routes[r].shared_index].subscribers[routes[r].key];
                 for (std::size_t i = 0; i < list.size();) {
                     const Subscriber sub = list[i];
-                    if (world.schedule(sub.slot).state != detail::SlotState::Live || world.record(sub.slot).generation != sub.generation) {
+                    if (world.schedule(sub.slot).state != detail::SlotState::Live || world.slot(sub.slot).generation != sub.generation) {
                         list[i] = list.back();
                         list.pop_back();
                         continue;

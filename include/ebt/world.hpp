@@ -552,7 +552,7 @@ private:
     /// place is in a huge-page region of the pool: StateBlockPool::takes), and so does
     /// a block whose move fails (memory, a value's copy throwing): the agent runs the same either way.
     void pool_block(std::uint32_t slot) noexcept;
-    void next_generation(SlotRecord& r) noexcept;  // stales every handle to the slot; retires it when used up
+    void next_generation(std::uint32_t slot) noexcept;  // stales every handle to the slot; retires it when used up
     void release(std::uint32_t slot);        // empties the slot and returns it to the free list
     void destroy(std::uint32_t slot);        // frees the agent (its onTerminate callbacks run), then release()
     /// Whether user code run by the world may be on the stack (a step, an agent being freed, a change
