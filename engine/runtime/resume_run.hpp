@@ -94,10 +94,9 @@ inline Runtime::ResumeOutcome Runtime::resume_suspended(Agent& agent, const Resu
         queue[new_head] = n;
         agent.queue_head_ = new_head;
         ++agent.queue_size_;
-    } else {
-        Runtime(agent).place_in_queue(n);
+        return agent.in_tick_ ? ResumeOutcome::Accepted : ResumeOutcome::AcceptedWake;
     }
-    return agent.in_tick_ ? ResumeOutcome::Accepted : ResumeOutcome::AcceptedWake;
+    return place_resumed(agent, n);
 }
 
 inline void Runtime::prefetch_for_resume(const Agent& agent) noexcept {

@@ -351,6 +351,10 @@ struct Runtime {
     /// agent live in it, the handle's serial this agent's); `resume_flags` is resume_flags(status).
     /// Inline (runtime/resume_run.hpp), in the World's loop.
     static inline ResumeOutcome resume_suspended(Agent& agent, const ResumeHandle& handle, std::uint16_t resume_flags);
+    /// resume_suspended's queue placement when the action does not go in front of everything queued
+    /// (the agent has other work queued, or the walk has passed the node): place_in_queue, and the
+    /// outcome. Out of line (event_scheduler.cpp), so that the inline callers keep nothing across it.
+    static ResumeOutcome place_resumed(Agent& agent, NodeIndex n);
     /// World::resume_all's prefetches for an agent it resumes a few handles later: the lines of the
     /// agent's members that resume_suspended (and the World's check of the serial) reads, and once
     /// they are there, the first lines of its state block. They change nothing.

@@ -628,11 +628,11 @@ std::size_t World::resume_all(std::span<const ResumeHandle> handles, Status stat
                 // it) and without a branch on the bit (an agent a write woke earlier has it). Inline,
                 // because set_awake's call saves the registers of its growing path on every call.
                 const std::uint32_t word = index / 64;
-                const std::uint64_t bit = std::uint64_t{1} << (index % 64);
                 EBT_ASSERT(word < awake_.size(), "World::resume_all(): slot " + std::to_string(index) + " has no awake word");
                 std::uint64_t& bits = awake_[word];
-                awake_count_ += (bits & bit) == 0 ? 1u : 0u;
-                bits |= bit;
+                const std::uint64_t before = bits;
+                bits = before | std::uint64_t{1} << (index % 64);
+                awake_count_ += static_cast<std::uint32_t>(~before >> (index % 64) & 1);  // 1 if it was clear
                 awake_words_[word / 64] |= std::uint64_t{1} << (word % 64);
             }
             const bool resumed = outcome != detail::Runtime::ResumeOutcome::Refused;
