@@ -258,8 +258,11 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                 }
                 if (slot_schedule.interval > 1 && (world.frame_ + index) % slot_schedule.interval != 0) continue;  // LOD (lod_frame)
                 if (prefetch_blocks && index + kBlockPrefetchDistance < end) {
+                    // (A live slot has its agent: its schedule word, not the optional's flag in the
+                    // slot's third line, which a quiet tick does not read; world_slot.hpp.)
                     const Slot& later = world.slot(index + kBlockPrefetchDistance);
-                    if (later.agent) detail::Runtime::prefetch_quiet_line(*later.agent);
+                    if (world.schedule(index + kBlockPrefetchDistance).state == detail::SlotState::Live)
+                        detail::Runtime::prefetch_quiet_line(*later.agent);
                 }
                 tick_one(world, index, buffer, tick, owns_word);
             }

@@ -908,8 +908,11 @@ bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
                     return true;
                 }
                 if (prefetch_blocks && index + kBlockPrefetchDistance < to) {
+                    // A live slot has its agent: its schedule word, not the optional's flag, which is
+                    // in the slot's third line, one a quiet tick does not read (world_slot.hpp).
                     const Slot& later = ahead[index + kBlockPrefetchDistance];
-                    if (later.agent) detail::Runtime::prefetch_quiet_line(*later.agent);
+                    if (schedule(index + kBlockPrefetchDistance).state == State::Live)
+                        detail::Runtime::prefetch_quiet_line(*later.agent);
                 }
                 quiet_ticks += step_slot(index, slots[index], m) ? 1 : 0;
             }
