@@ -1,11 +1,12 @@
-// Runtime::resume_run, the resume of a suspended action, and place_in_queue, the queue insertion it
-// shares with enqueue: inline, in the bodies of their callers.
+// Runtime::resume_suspended, the resume of a suspended action given its agent (resume_run is its
+// wrapper for a Runtime), and place_in_queue, the queue insertion that enqueue and resume_suspended's
+// uncommon placements share: inline, in the bodies of their callers.
 //
 // Included by engine/runtime/event_scheduler.cpp (enqueue, every write's wake-up), engine/runtime/agent.cpp
 // (Agent::resume, World::resume's path) and engine/world/world.cpp (World::resume_all, whose loop over
 // a frame's moves has the whole resume of a handle in its own body: no call into the engine and no
-// Runtime built in memory per handle; docs/benchmarks.md, "A move through a World, fifth pass: the
-// resume").
+// Runtime built per handle; docs/benchmarks.md, "A move through a World", fifth and sixth passes:
+// the resume).
 #pragma once
 
 #include "runtime/runtime.hpp"
@@ -97,16 +98,6 @@ inline Runtime::ResumeOutcome Runtime::resume_suspended(Agent& agent, const Resu
         return agent.in_tick_ ? ResumeOutcome::Accepted : ResumeOutcome::AcceptedWake;
     }
     return place_resumed(agent, n);
-}
-
-inline void Runtime::prefetch_for_resume(const Agent& agent) noexcept {
-    // The members resume_in_world reads: the block's address; the walk position, the queue's head and
-    // size, the mode and in_tick_ (16 bytes in a row); the tree; and the serial, which the World
-    // compares first, in the same line as the optional's flag that follows the agent in its slot.
-    __builtin_prefetch(&agent.block_);
-    __builtin_prefetch(&agent.walk_pos_);
-    __builtin_prefetch(&agent.tree_);
-    __builtin_prefetch(&agent.serial_);
 }
 
 inline void Runtime::prefetch_block_for_resume(const Agent& agent) noexcept {

@@ -355,10 +355,9 @@ struct Runtime {
     /// (the agent has other work queued, or the walk has passed the node): place_in_queue, and the
     /// outcome. Out of line (event_scheduler.cpp), so that the inline callers keep nothing across it.
     static ResumeOutcome place_resumed(Agent& agent, NodeIndex n);
-    /// World::resume_all's prefetches for an agent it resumes a few handles later: the lines of the
-    /// agent's members that resume_suspended (and the World's check of the serial) reads, and once
-    /// they are there, the first lines of its state block. They change nothing.
-    static inline void prefetch_for_resume(const Agent& agent) noexcept;
+    /// World::resume_all's prefetch for an agent it resumes a few handles later, once its slot's lines
+    /// are there (the World fetches those itself, world.cpp): the first lines of its state block,
+    /// which resume_suspended reads. Changes nothing.
     static inline void prefetch_block_for_resume(const Agent& agent) noexcept;
     void dequeue(NodeIndex n);
     void queue_reset();

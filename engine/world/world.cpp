@@ -3,7 +3,7 @@
 
 #include "world/huge_pages.hpp"
 #include "world/parallel_state.hpp"
-#include "runtime/resume_run.hpp"  // Runtime::resume_in_world, inline in resume_all
+#include "runtime/resume_run.hpp"  // Runtime::resume_suspended, inline in resume_all
 #include "runtime/world_tick.hpp"  // Runtime::world_tick, inline in tick_agent
 #include "tree/tree_data.hpp"
 #include "world/state_block_pool.hpp"

@@ -455,7 +455,7 @@ private:
     bool refuse_join(AgentHandle h, std::string message);
 
     struct Slot;        // the hot part: the agent and its last tick's time (world_slot.hpp)
-    struct SlotRecord;  // the cold part: generation, trace forwarder, timer
+    struct SlotRecord;  // the cold part: trace forwarder, timer (the generation is in the Slot)
     struct Forwarder;
     struct PendingSpawn {
         std::uint32_t slot;
