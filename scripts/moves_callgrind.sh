@@ -64,7 +64,7 @@ moves = int(re.search(r"moves completed (\d+)", open(sys.argv[2]).read()).group(
 parts = [  # (part, patterns of the function names it holds), first match wins
     ("the MovementSystem and Patrol's start (user code)", [r"scenarios::", r"vector<ebt::ResumeHandle", r"_M_realloc_insert"]),
     ("the resume (resume_all, the agent's resume, the wake)",
-     [r"World::resume_all", r"resume_in_world", r"resume_run", r"Agent::resume\(", r"World::resume\(",
+     [r"World::resume_all", r"resume_suspended", r"place_resumed", r"resume_run", r"Agent::resume\(", r"World::resume\(",
       r"World::set_awake", r"on_agent_resume", r"on_agent_wake", r"place_in_queue", r"place_in_order",
       r"Runtime::enqueue"]),
     ("the short paths (single_entry_work, end_resumed_run, restart_root_plainly)",

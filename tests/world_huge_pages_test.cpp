@@ -210,8 +210,8 @@ TEST_CASE("huge pages: a World's wide_64 agents past the threshold have their bl
     CHECK(with_huge == without);
 }
 
-// The World's slot chunks: chunk c holds 32 << c slots of 176 bytes; chunk 8 (slots 8,160-16,351,
-// 1.4 MB) is the first at least detail::kHugeThreshold bytes, mapped on its own 2 MiB boundary; the
+// The World's slot chunks: chunk c holds 32 << c slots of 192 bytes; chunk 8 (slots 8,160-16,351,
+// 1.6 MB) is the first at least detail::kHugeThreshold bytes, mapped on its own 2 MiB boundary; the
 // chunks before it come from the heap. Slots never move as the World grows. Broken on purpose: a
 // threshold of 0 (every chunk mapped) fails the count after the first 8,160 agents.
 TEST_CASE("huge pages: a World maps its slot chunks of at least the threshold on 2 MiB boundaries, and its slots never move") {
@@ -223,17 +223,17 @@ TEST_CASE("huge pages: a World maps its slot chunks of at least the threshold on
         World world;
         std::vector<AgentHandle> handles;
         for (std::uint32_t i = 0; i < 8160; ++i) handles.push_back(world.spawn(tree));
-        // The counts below are for 176-byte slots (and 56-byte records: chunk 10's, past these
+        // The counts below are for 192-byte slots (and 48-byte records: chunk 10's, past these
         // agents, is the first record chunk mapped).
-        REQUIRE(address(world.agent(handles[1])) - address(world.agent(handles[0])) == 176);
-        CHECK(detail::mapped_huge_bytes() == before);  // chunks 0-7 and their records: 1.4 MB + 0.4 MB from the heap
+        REQUIRE(address(world.agent(handles[1])) - address(world.agent(handles[0])) == 192);
+        CHECK(detail::mapped_huge_bytes() == before);  // chunks 0-7 and their records: 1.6 MB + 0.4 MB from the heap
         std::vector<const Agent*> places;
         handles.push_back(world.spawn(tree));  // slot 8,160: chunk 8
         REQUIRE(handles.back().index == 8160);
-        CHECK(detail::mapped_huge_bytes() - before == detail::kHugePageBytes);  // 8,192 slots; the records (458 KB) from the heap
+        CHECK(detail::mapped_huge_bytes() - before == detail::kHugePageBytes);  // 8,192 slots; the records (393 KB) from the heap
         CHECK(address(world.agent(handles.back())) % detail::kHugePageBytes < 64);  // the chunk's first slot's Agent
         for (const AgentHandle h : handles) places.push_back(world.agent(h));
-        // Grow through chunk 9 (2.9 MB: two huge pages) and into the pool's first region (slots past 21,824).
+        // Grow through chunk 9 (3 MiB: two huge pages) and into the pool's first region (slots past 21,824).
         for (std::uint32_t i = 8161; i < 22000; ++i) handles.push_back(world.spawn(tree));
         CHECK(detail::mapped_huge_bytes() - before == 4 * detail::kHugePageBytes);  // chunk 8, chunk 9 (2), one pool region
         std::size_t moved = 0;

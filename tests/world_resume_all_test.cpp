@@ -270,3 +270,106 @@ TEST_CASE("world: resume_all of an agent with other work queued puts the resumed
     CHECK(traces[0] == traces[1]);
     CHECK(traces[0] == "1:U 2:T(Failure) 1:T(Aborted) 0:T(Failure) | 0:I 1:I 1:U 2:I");
 }
+
+TEST_CASE("world: resume_all of lists whose handles are all good, over several of the world's slot chunks, as resume one by one") {
+    // The common case: every handle names a live agent's suspended move. 200 agents fill the world's
+    // first three slot chunks (32, 64 and 128 slots), so that the lists' handles are located in each;
+    // the order is unlike slot order. Some agents were woken by a write before the resumes (their
+    // awake bit is set already). Lists of every length from 0 to 40, then all 200.
+    constexpr std::size_t kAgents = 200;
+    for (const Mode mode : {Mode::Event, Mode::Polling}) {
+        for (const std::size_t length : {0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 24, 33, 40, 200}) {
+            CAPTURE(mode == Mode::Event ? "event" : "polling");
+            CAPTURE(length);
+            MoverWorld one_by_one(kAgents, mode);
+            MoverWorld batched(kAgents, mode);
+            const auto list_of = [&](MoverWorld& w) {
+                std::vector<ResumeHandle> list;
+                for (std::size_t k = 0; k < length; ++k) list.push_back(w.moves[(k * 77 + 13) % kAgents]);  // 77 and 200 coprime: no repeats
+                return list;
+            };
+            for (MoverWorld* w : {&one_by_one, &batched})
+                for (std::size_t i = 0; i < kAgents; i += 9) w->world.agent(w->agents[i])->blackboard().set("alarm", false);  // no change: no wake
+            for (MoverWorld* w : {&one_by_one, &batched})
+                for (std::size_t i = 4; i < kAgents; i += 11) w->world.agent(w->agents[i])->blackboard().set("alarm", true);   // woken, to Shout
+            const std::vector<ResumeHandle> first = list_of(one_by_one);
+            const std::vector<ResumeHandle> second = list_of(batched);
+            std::size_t accepted = 0;
+            for (const ResumeHandle& h : first) accepted += one_by_one.world.resume(h, Status::Failure) ? 1 : 0;
+            CHECK(accepted == length);  // (the woken agents' moves are still suspended until their tick)
+            CHECK(batched.world.resume_all(second, Status::Failure) == accepted);
+            step_and_compare(one_by_one, batched, 3);
+            // The second resume of the same handles is refused (the moves ended).
+            CHECK(batched.world.resume_all(second, Status::Failure) == 0);
+        }
+    }
+}
+
+TEST_CASE("world: resume_all refuses a bad handle in the middle of a run of good ones, and resumes the rest, as resume one by one") {
+    // Between good handles: a despawned agent's (stale), one whose slot was despawned and spawned again
+    // (the old generation; the new agent's own move is in the list too and accepted), one with the next
+    // generation of a live slot, one of another world's agent in the same slot (same index and
+    // generation, another serial), one naming a node past the tree's last, one of an earlier run and
+    // ones whose run id differs from the move's in its low 32 bits only, or above them only.
+    constexpr std::size_t kAgents = 48;
+    for (const Mode mode : {Mode::Event, Mode::Polling}) {
+        CAPTURE(mode == Mode::Event ? "event" : "polling");
+        MoverWorld one_by_one(kAgents, mode);
+        MoverWorld batched(kAgents, mode);
+        MoverWorld other(kAgents, mode);
+        const std::size_t nodes = one_by_one.world.agent(one_by_one.agents[0])->tree().size();
+        std::vector<std::vector<ResumeHandle>> lists;
+        for (MoverWorld* w : {&one_by_one, &batched}) {
+            const ResumeHandle despawned = w->moves[7];
+            const ResumeHandle replaced = w->moves[20];
+            CHECK(w->world.despawn(w->agents[7]));
+            CHECK(w->world.despawn(w->agents[20]));
+            // The new agent takes the slot freed last (20), at its next generation; its first move starts
+            // in its first tick.
+            const AgentHandle again = w->world.spawn(w->tree, {.mode = mode, .seed = 20, .listener = &w->traces[20]});
+            REQUIRE(again.index == replaced.agent.index);
+            REQUIRE(again.generation == replaced.agent.generation + 1);
+            w->world.step(50ms);
+            REQUIRE(w->moves[20].agent == again);
+            ResumeHandle next_generation = w->moves[30];
+            ++next_generation.agent.generation;
+            ResumeHandle foreign = other.moves[33];
+            REQUIRE(foreign.agent == w->moves[33].agent);
+            ResumeHandle past_last_node = w->moves[34];
+            past_last_node.node = static_cast<NodeIndex>(nodes);
+            ResumeHandle earlier_run = w->moves[35];
+            --earlier_run.run;
+            ResumeHandle low_bits = w->moves[36];
+            low_bits.run ^= std::uint64_t{1} << 31;
+            ResumeHandle high_bits = w->moves[37];
+            high_bits.run |= std::uint64_t{1} << 32;
+            ResumeHandle above_48_bits = w->moves[38];
+            above_48_bits.run |= std::uint64_t{1} << 48;
+            std::vector<ResumeHandle> list;
+            const std::vector<ResumeHandle> bad{despawned,   replaced,  next_generation, foreign, past_last_node,
+                                                earlier_run, low_bits, high_bits,       above_48_bits};
+            const std::size_t before[] = {0, 1, 2, 3, 4, 5, 6, 8, 9};
+            const std::size_t after[] = {47, 46, 45, 44, 43, 42, 41, 40, 10};
+            for (std::size_t k = 0; k < bad.size(); ++k) {
+                // Two good handles (agents far apart in slot order), then a bad one.
+                list.push_back(w->moves[before[k]]);
+                list.push_back(w->moves[after[k]]);
+                list.push_back(bad[k]);
+            }
+            list.push_back(w->moves[20]);  // the new agent's move
+            list.push_back(w->moves[11]);
+            lists.push_back(list);
+        }
+        std::vector<bool> each;
+        for (const ResumeHandle& h : lists[0]) each.push_back(one_by_one.world.resume(h, Status::Success));
+        std::size_t accepted = 0;
+        for (std::size_t k = 0; k < each.size(); ++k) {
+            CAPTURE(k);
+            CHECK(each[k] == (k % 3 != 2 || k >= 27));  // every third (the bad ones) refused; the good ones once each
+            accepted += each[k] ? 1 : 0;
+        }
+        CHECK(accepted == 20);  // agents 0..6, 8, 9, 10, 40..47, and the new 20 and 11
+        CHECK(batched.world.resume_all(lists[1], Status::Success) == accepted);
+        step_and_compare(one_by_one, batched, 3);
+    }
+}

@@ -16,6 +16,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -469,7 +470,52 @@ TEST_CASE("world storage: a restored agent whose block cannot be moved (a value'
 
 struct ebt::WorldStorageTestAccess {
     static bool prefetches_blocks(const World& world) { return world.prefetch_blocks_; }
+    /// The world's count of awake slots, and the bits its awake set has: equal unless the count is off.
+    static std::uint32_t awake_count(const World& world) { return world.awake_count_; }
+    static std::uint32_t awake_bits(const World& world) {
+        std::uint32_t bits = 0;
+        for (const std::uint64_t word : world.awake_) bits += static_cast<std::uint32_t>(std::popcount(word));
+        return bits;
+    }
 };
+
+TEST_CASE("world storage: resume_all counts each woken slot once, whether it was asleep or awake already") {
+    // World::resume_all sets a resumed agent's awake bit and counts it when the bit was clear: agents
+    // asleep in their moves, agents a write woke before the resumes (their bit set already), an agent
+    // resumed twice in the list (refused the second time) and a slot in a later chunk than the rest.
+    Registry registry;
+    std::vector<ResumeHandle> moves(70);
+    registry.add_latent_action("Move", [&moves](ActionContext& ctx, const ResumeHandle& move) { moves[ctx.agent().seed()] = move; });
+    registry.add_action("Shout", [](ActionContext&) { return Status::Running; });
+    const Tree tree = TreeBuilder("mover", registry)
+                          .key<bool>("alarm")
+                          .active_selector()
+                              .sequence()
+                                  .check("alarm")
+                                  .action("Shout")
+                              .back()
+                              .action("Move")
+                          .back()
+                          .end();
+    World world;
+    std::vector<AgentHandle> agents;
+    for (std::uint64_t i = 0; i < moves.size(); ++i) agents.push_back(world.spawn(tree, {.seed = i}));
+    world.step(50ms);
+    world.step(50ms);
+    using Access = WorldStorageTestAccess;
+    CHECK(Access::awake_count(world) == 0);  // every agent asleep in its move
+    for (const std::size_t i : {3, 5, 40}) world.agent(agents[i])->blackboard().set("alarm", true);
+    CHECK(Access::awake_count(world) == 3);
+    const std::vector<ResumeHandle> list{moves[1], moves[3], moves[2], moves[5], moves[66], moves[1], moves[40], moves[6]};
+    CHECK(world.resume_all(list, Status::Success) == 7);
+    CHECK(Access::awake_count(world) == 7);  // 1, 2, 3, 5, 6, 40, 66
+    CHECK(Access::awake_bits(world) == 7);
+    world.step(50ms);  // the resumed moves end; the alarmed agents shout
+    CHECK(Access::awake_count(world) == Access::awake_bits(world));
+    world.step(50ms);  // the ended moves restart, and those agents sleep again
+    CHECK(Access::awake_count(world) == 3);
+    CHECK(Access::awake_bits(world) == 3);
+}
 
 TEST_CASE("world storage: the loops prefetch the blocks ahead once an agent with a large block has joined, by any way of joining") {
     const Registry reg = guard_registry();

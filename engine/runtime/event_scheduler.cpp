@@ -65,6 +65,11 @@ void Runtime::place_in_order(Agent& agent, NodeIndex n) {
     rt.queue_insert(i, n);
 }
 
+Runtime::ResumeOutcome Runtime::place_resumed(Agent& agent, NodeIndex n) {
+    Runtime(agent).place_in_queue(n);
+    return agent.in_tick_ ? ResumeOutcome::Accepted : ResumeOutcome::AcceptedWake;
+}
+
 void Runtime::enqueue(NodeIndex n) {
     if (has(n, kQueued)) return;
     set(n, kQueued);

@@ -1,15 +1,17 @@
-// Runtime::resume_run, the resume of a suspended action, and place_in_queue, the queue insertion it
-// shares with enqueue: inline, in the bodies of their callers.
+// Runtime::resume_suspended, the resume of a suspended action given its agent (resume_run is its
+// wrapper for a Runtime), and place_in_queue, the queue insertion that enqueue and resume_suspended's
+// uncommon placements share: inline, in the bodies of their callers.
 //
 // Included by engine/runtime/event_scheduler.cpp (enqueue, every write's wake-up), engine/runtime/agent.cpp
 // (Agent::resume, World::resume's path) and engine/world/world.cpp (World::resume_all, whose loop over
 // a frame's moves has the whole resume of a handle in its own body: no call into the engine and no
-// Runtime built in memory per handle; docs/benchmarks.md, "A move through a World, fifth pass: the
-// resume").
+// Runtime built per handle; docs/benchmarks.md, "A move through a World", fifth and sixth passes:
+// the resume).
 #pragma once
 
 #include "runtime/runtime.hpp"
 
+#include <cstring>
 #include <string>
 
 namespace ebt::detail {
@@ -42,28 +44,60 @@ inline void Runtime::place_in_queue(NodeIndex n) {
 }
 
 inline bool Runtime::resume_run(const ResumeHandle& handle, Status status, bool& wake) {
-    const NodeIndex n = handle.node;
-    // A run of this action that is suspended and not resumed yet (one read of the node's flags).
-    if (n >= t.nodes.size() || def(n).kind != NodeKind::Action || !running(n) ||
-        (fl(n) & (kSuspended | kResumePending)) != kSuspended || run_id(n) != handle.run)
-        return false;
-    set(n, static_cast<std::uint16_t>(status == Status::Success ? kResumePending | kResumeSuccess : kResumePending));
-    if (event_mode() && !has(n, kQueued)) {  // enqueue(n), with the host's wake left to the caller
-        set(n, kQueued);
-        wake = !a.in_tick_;  // (the caller tells its host, if the agent has one)
-        place_in_queue(n);
-    }
-    return true;
+    const ResumeOutcome outcome = resume_suspended(a, handle, resume_flags(status));
+    wake = outcome == ResumeOutcome::AcceptedWake;
+    return outcome != ResumeOutcome::Refused;
 }
 
-inline void Runtime::prefetch_for_resume(const Agent& agent) noexcept {
-    // The members resume_in_world reads: the block's address; the walk position, the queue's head and
-    // size, the mode and in_tick_ (16 bytes in a row); the tree; and the serial, which the World
-    // compares first, in the same line as the optional's flag that follows the agent in its slot.
-    __builtin_prefetch(&agent.block_);
-    __builtin_prefetch(&agent.walk_pos_);
-    __builtin_prefetch(&agent.tree_);
-    __builtin_prefetch(&agent.serial_);
+inline Runtime::ResumeOutcome Runtime::resume_suspended(Agent& agent, const ResumeHandle& handle,
+                                                        std::uint16_t resume_flags) {
+    // resume_run's work with only the reads it needs, in the order of their lines: the tree's node
+    // array (in the cache), then the block's flags, status and the run id (the block's first lines,
+    // prefetched by World::resume_all), no Runtime of its own (its queue and status pointers cost
+    // a computation each whether or not they are read).
+    const TreeData& tree = EngineAccess::tree_data(agent.tree_);
+    const NodeIndex n = handle.node;
+    // n < nodes.size(), read as the queue's capacity (nodes + 1, AgentLayout), in the line of the
+    // layout's offsets read next: size() would divide by sizeof(NodeDef).
+    EBT_ASSERT(tree.layout.queue_capacity == tree.nodes.size() + 1, "a layout's queue capacity is its nodes + 1");
+    if (std::uint32_t{n} + 1 >= tree.layout.queue_capacity) return ResumeOutcome::Refused;
+    const NodeDef& node = tree.nodes.data()[n];
+    auto* const block = reinterpret_cast<std::byte*>(agent.block_.get());
+    auto* const flags = reinterpret_cast<std::uint16_t*>(block + tree.layout.flags_offset);
+    const std::uint16_t f = flags[n];
+    // A run of this action that is suspended and not resumed yet.
+    if (node.kind != NodeKind::Action || (f & (kSuspended | kResumePending)) != kSuspended ||
+        reinterpret_cast<const Status*>(block + tree.layout.status_offset)[n] != Status::Running)
+        return ResumeOutcome::Refused;
+    // The run id (run_id(n): 48 bits as three 16-bit words, 2-byte aligned) against the handle's, as
+    // its low 32 bits and the rest: a handle whose id has bits above 48 matches no run, as before.
+    std::uint32_t id_low = 0;
+    std::uint16_t id_high = 0;
+    std::memcpy(&id_low, block + node.memory_offset, sizeof id_low);
+    std::memcpy(&id_high, block + node.memory_offset + sizeof id_low, sizeof id_high);
+    if (id_low != static_cast<std::uint32_t>(handle.run) || std::uint64_t{id_high} != handle.run >> 32)
+        return ResumeOutcome::Refused;
+    if (agent.mode_ != Mode::Event || (f & kQueued)) {
+        flags[n] = static_cast<std::uint16_t>(f | resume_flags);
+        return ResumeOutcome::Accepted;
+    }
+    // enqueue(n), with the host's wake left to the caller: queued, and placed as place_in_queue
+    // places it. Its common case here inline: a sleeping agent between ticks (the walk has not passed
+    // n) whose queue holds entries that all sort after n (its marker): the ring's head steps back.
+    flags[n] = static_cast<std::uint16_t>(f | resume_flags | kQueued);
+    auto* const queue = reinterpret_cast<std::uint16_t*>(block + tree.layout.queue_offset);
+    const std::uint16_t head = agent.queue_head_;
+    if (static_cast<std::int32_t>(n) > agent.walk_pos_ && queue[head] > n) {
+        EBT_ASSERT(agent.queue_size_ < tree.layout.queue_capacity,
+                   "scheduler queue overflow: inserting node " + std::to_string(n) + " in front of a full queue of " +
+                       std::to_string(agent.queue_size_) + " entries");
+        const std::uint16_t new_head = static_cast<std::uint16_t>(head == 0 ? tree.layout.queue_capacity - 1u : head - 1u);
+        queue[new_head] = n;
+        agent.queue_head_ = new_head;
+        ++agent.queue_size_;
+        return agent.in_tick_ ? ResumeOutcome::Accepted : ResumeOutcome::AcceptedWake;
+    }
+    return place_resumed(agent, n);
 }
 
 inline void Runtime::prefetch_block_for_resume(const Agent& agent) noexcept {
@@ -73,13 +107,6 @@ inline void Runtime::prefetch_block_for_resume(const Agent& agent) noexcept {
         __builtin_prefetch(block);
         __builtin_prefetch(block + 64);
     }
-}
-
-inline bool Runtime::resume_in_world(Agent& agent, const ResumeHandle& handle, Status status, bool& wake) {
-    Runtime rt(agent);
-    const bool accepted = rt.resume_run(handle, status, wake);
-    if (accepted && !agent.in_tick_) rt.check_invariants("Agent::resume()");
-    return accepted;
 }
 
 }  // namespace ebt::detail

@@ -376,16 +376,26 @@ struct Runtime {
     /// one), and the caller tells its host.
     /// Inline (runtime/resume_run.hpp): Agent::resume and World::resume_all have it in their bodies.
     inline bool resume_run(const ResumeHandle& handle, Status status, bool& wake);
-    /// World::resume_all's resume of a handle whose checks the World has made (the agent live in it,
-    /// the handle's serial this agent's, the status Success or Failure): the same as Agent::resume in
-    /// every effect but two, which the World does itself: the host is not told of the wake (`wake` is
-    /// set when Agent::resume would have told it) nor of the resume (on_agent_resume). Inline
-    /// (runtime/resume_run.hpp), in the World's loop.
-    static inline bool resume_in_world(Agent& agent, const ResumeHandle& handle, Status status, bool& wake);
-    /// World::resume_all's prefetches for an agent it resumes a few handles later: the lines of the
-    /// agent's members that resume_in_world (and the World's check of the serial) reads, and once
-    /// they are there, the first lines of its state block. They change nothing.
-    static inline void prefetch_for_resume(const Agent& agent) noexcept;
+    /// What resume_suspended did: refused the handle (nothing changed), or accepted it, with or without
+    /// a wake that the agent's host is to be told of (enqueue would tell it, if the agent has one).
+    enum class ResumeOutcome : std::uint8_t { Refused, Accepted, AcceptedWake };
+    /// The node flags a resume with `status` (Success or Failure) sets: resume_suspended's argument,
+    /// computed once per call by World::resume_all for all its handles.
+    static constexpr std::uint16_t resume_flags(Status status) noexcept {
+        return static_cast<std::uint16_t>(status == Status::Success ? kResumePending | kResumeSuccess : kResumePending);
+    }
+    /// resume_run's work given the agent (no Runtime built): called by resume_run (Agent::resume,
+    /// World::resume) and by World::resume_all for each handle whose checks the World has made (the
+    /// agent live in it, the handle's serial this agent's); `resume_flags` is resume_flags(status).
+    /// Inline (runtime/resume_run.hpp), in the World's loop.
+    static inline ResumeOutcome resume_suspended(Agent& agent, const ResumeHandle& handle, std::uint16_t resume_flags);
+    /// resume_suspended's queue placement when the action does not go in front of everything queued
+    /// (the agent has other work queued, or the walk has passed the node): place_in_queue, and the
+    /// outcome. Out of line (event_scheduler.cpp), so that the inline callers keep nothing across it.
+    static ResumeOutcome place_resumed(Agent& agent, NodeIndex n);
+    /// World::resume_all's prefetch for an agent it resumes a few handles later, once its slot's lines
+    /// are there (the World fetches those itself, world.cpp): the first lines of its state block,
+    /// which resume_suspended reads. Changes nothing.
     static inline void prefetch_block_for_resume(const Agent& agent) noexcept;
     void dequeue(NodeIndex n);
     void queue_reset();

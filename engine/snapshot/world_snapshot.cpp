@@ -219,7 +219,7 @@ std::vector<std::byte> WorldSnapshotAccess::save(const World& w) {
     for (std::uint32_t i = 0; i < w.slot_count_; ++i) {
         const World::Slot& s = w.slot(i);
         const World::SlotRecord& r = w.record(i);
-        out.varint(r.generation);
+        out.varint(s.generation);
         if (w.schedule(i).state == State::Free) {
             out.u8(r.retired ? 2 : 0);
             continue;
@@ -444,7 +444,7 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
         const std::uint32_t index = w.new_slot();  // the world is new: slots come in order
         World::Slot& s = w.slot(index);
         World::SlotRecord& r = w.record(index);
-        r.generation = image.generation;
+        s.generation = image.generation;
         r.retired = image.retired;
         if (!image.live) continue;
         w.schedule(index).interval = image.interval;
@@ -675,10 +675,10 @@ std::vector<AgentHandle> WorldSnapshotAccess::restore_squad(World& w, std::span<
                 if (info.scope != static_cast<std::uint8_t>(scope)) continue;
                 const KeyId sid = entry.blackboard->schema().find(info.shared_name);
                 if (entry.subscribers.size() <= sid) entry.subscribers.resize(sid + 1u);
-                entry.subscribers[sid].push_back(World::Subscriber{index, r.generation, key});
+                entry.subscribers[sid].push_back(World::Subscriber{index, w.slot(index).generation, key});
             }
         }
-        out.push_back(AgentHandle{index, r.generation});
+        out.push_back(AgentHandle{index, w.slot(index).generation});
     }
     return out;
 }

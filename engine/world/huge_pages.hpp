@@ -26,7 +26,7 @@ inline constexpr std::size_t kHugePageBytes = std::size_t{2} << 20;
 /// The World maps a slot or record chunk of at least this many bytes (World::make_chunk); smaller
 /// chunks come from the heap. Half a huge page: a mapping's rounding up to whole huge pages costs at
 /// most as much resident memory as the chunk itself, and a World of a few thousand agents maps nothing
-/// (its first mapped chunk is the one of slots 8,160-16,351, 1.4 MB of 176-byte slots).
+/// (its first mapped chunk is the one of slots 8,160-16,351, 1.6 MB of 192-byte slots).
 inline constexpr std::size_t kHugeThreshold = kHugePageBytes / 2;
 
 /// Whether map_huge maps in this process: Linux, with transparent huge pages `always` or `madvise`

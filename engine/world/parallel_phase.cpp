@@ -258,8 +258,11 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                 }
                 if (slot_schedule.interval > 1 && (world.frame_ + index) % slot_schedule.interval != 0) continue;  // LOD (lod_frame)
                 if (prefetch_blocks && index + kBlockPrefetchDistance < end) {
+                    // (A live slot has its agent: its schedule word, not the optional's flag in the
+                    // slot's third line, which a quiet tick does not read; world_slot.hpp.)
                     const Slot& later = world.slot(index + kBlockPrefetchDistance);
-                    if (later.agent) detail::Runtime::prefetch_quiet_line(*later.agent);
+                    if (world.schedule(index + kBlockPrefetchDistance).state == detail::SlotState::Live)
+                        detail::Runtime::prefetch_quiet_line(*later.agent);
                 }
                 tick_one(world, index, buffer, tick, owns_word);
             }
@@ -428,7 +431,7 @@ void World::ParallelState::route_in_range(World& world, std::uint32_t begin, std
         bool saw_gone = false;
         for (const Subscriber& sub : entry.subscribers[route.key]) {  // (no one changes a list during the phase)
             if (sub.slot < begin || sub.slot >= end) continue;
-            if (world.schedule(sub.slot).state != detail::SlotState::Live || world.record(sub.slot).generation != sub.generation) {
+            if (world.schedule(sub.slot).state != detail::SlotState::Live || world.slot(sub.slot).generation != sub.generation) {
                 saw_gone = true;  // dropped from the list after the phase, as a serial route drops it
                 continue;
             }
@@ -457,7 +460,7 @@ void World::ParallelState::finish_routes(World& world, bool phase_threw) {
                 std::vector<Subscriber>& list = world.shared_[routes[r].shared_index].subscribers[routes[r].key];
                 for (std::size_t i = 0; i < list.size();) {
                     const Subscriber sub = list[i];
-                    if (world.schedule(sub.slot).state != detail::SlotState::Live || world.record(sub.slot).generation != sub.generation) {
+                    if (world.schedule(sub.slot).state != detail::SlotState::Live || world.slot(sub.slot).generation != sub.generation) {
                         list[i] = list.back();
                         list.pop_back();
                         continue;

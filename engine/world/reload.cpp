@@ -216,7 +216,7 @@ void World::check_reload(std::string_view name, const Tree& tree, std::vector<st
             SharedBlackboard* shared = a.bound(scope);
             if (!shared)
                 throw UsageError("World::reload(): tree '" + tree.name() + "' reads shared scope '" + scope + "', which " +
-                                 handle_text(AgentHandle{i, record(i).generation}) + " (tree '" + a.tree().name() +
+                                 handle_text(AgentHandle{i, slot(i).generation}) + " (tree '" + a.tree().name() +
                                  "') is not bound to");
             detail::bind_shared_keys(tree, static_cast<std::uint8_t>(s), *shared, "World::reload(): ", false);
         }
@@ -263,7 +263,7 @@ ReloadReport World::apply_reload(std::string_view name, const Tree& tree, std::u
                 g = groups.end() - 1;
             }
             SlotRecord& r = record(index);
-            const AgentHandle handle{index, r.generation};
+            const AgentHandle handle{index, slot(index).generation};
             if (!g->change.restarted) {
                 detail::EngineAccess::swap_parameters(*s.agent, tree);
                 if (s.agent->has_pending_work()) set_awake(index);

@@ -3,7 +3,7 @@
 
 #include "world/huge_pages.hpp"
 #include "world/parallel_state.hpp"
-#include "runtime/resume_run.hpp"  // Runtime::resume_in_world, inline in resume_all
+#include "runtime/resume_run.hpp"  // Runtime::resume_suspended, inline in resume_all
 #include "runtime/world_tick.hpp"  // Runtime::world_tick, inline in tick_agent
 #include "runtime/move_ticks.hpp"  // the move entries, inline in step_hinted_slot
 #include "tree/tree_data.hpp"
@@ -49,7 +49,7 @@ World::~World() {
     pending_spawns_.clear();
     for (std::uint32_t i = 0; i < slot_count_; ++i) {
         if (schedule(i).state == State::Free) continue;
-        ++record(i).generation;
+        ++slot(i).generation;
         schedule(i).state = State::Dying;
     }
     for (std::uint32_t i = 0; i < slot_count_; ++i) slot(i).agent.reset();  // running actions: onTerminate(Aborted)
@@ -150,19 +150,22 @@ std::uint32_t World::new_slot() {
         chunks_[c] = make_chunk<Slot>(std::size_t{kFirstChunk} << c);
     }
     schedules_.emplace_back();
+    // The awake set covers every slot (its words are made here, as the slots), so that
+    // World::resume_all's wake need not test whether a slot's word exists.
+    grow_awake_set(index / 64);
     ++slot_count_;
     return index;
 }
 
 void World::set_generation_for_test(std::uint32_t index, std::uint32_t generation) {
     if (index >= slot_count_) throw UsageError("set_generation_for_test(): no slot " + std::to_string(index));
-    record(index).generation = generation;
+    slot(index).generation = generation;
 }
 
 bool World::valid(AgentHandle h) const noexcept {
     if (h.index >= slot_count_) return false;
     const State state = schedule(h.index).state;
-    return record(h.index).generation == h.generation && (state == State::Live || state == State::Joining);
+    return slot(h.index).generation == h.generation && (state == State::Live || state == State::Joining);
 }
 
 bool World::alive(AgentHandle h) const noexcept { return valid(h); }
@@ -252,13 +255,13 @@ void World::subscribe(std::uint32_t index, const SpawnOptions& options) {
             const KeyId sid = blackboard->schema().find(info.shared_name);
             if (entry.subscribers.size() <= sid) entry.subscribers.resize(sid + 1u);
             auto& list = entry.subscribers[sid];
-            list.push_back(Subscriber{index, record(index).generation, k});
+            list.push_back(Subscriber{index, slot(index).generation, k});
             // Entries of agents that left are dropped when a change is routed; for a key that is never
             // written, drop them here once they could outnumber the live ones (each agent subscribes
             // once per key), so that spawning and despawning cannot grow the list without bound.
             if (routing_ == 0 && list.size() > 2 * live_ + 64)
                 std::erase_if(list, [this](const Subscriber& sub) {
-                    return schedule(sub.slot).state != State::Live || record(sub.slot).generation != sub.generation;
+                    return schedule(sub.slot).state != State::Live || slot(sub.slot).generation != sub.generation;
                 });
         }
     }
@@ -338,7 +341,7 @@ void World::route(std::size_t shared_index, KeyId key) {
     for (std::size_t i = 0; i < shared_[shared_index].subscribers[key].size();) {
         auto& list = shared_[shared_index].subscribers[key];
         const Subscriber sub = list[i];
-        if (schedule(sub.slot).state != State::Live || record(sub.slot).generation != sub.generation) {
+        if (schedule(sub.slot).state != State::Live || slot(sub.slot).generation != sub.generation) {
             list[i] = list.back();  // the agent is gone: forget it
             list.pop_back();
             continue;
@@ -372,7 +375,7 @@ AgentHandle World::spawn(Tree tree, SpawnOptions options) {
     r.forwarder.world = this;
     r.forwarder.own = options.listener;
     r.forwarder.index = index;
-    const AgentHandle handle{index, r.generation};
+    const AgentHandle handle{index, slot(index).generation};
     if (in_step_) {
         schedule(index).state = State::Joining;
         pending_spawns_.push_back(PendingSpawn{index, std::move(tree), std::move(options), {}});
@@ -444,11 +447,11 @@ bool World::despawn(AgentHandle h) {
         const auto it = std::find_if(pending_spawns_.begin(), pending_spawns_.end(),
                                      [&](const PendingSpawn& p) { return p.slot == h.index; });
         if (it != pending_spawns_.end()) pending_spawns_.erase(it);
-        next_generation(r);
+        next_generation(h.index);
         release(h.index);
         return true;
     }
-    next_generation(r);  // every handle to it is stale from now on
+    next_generation(h.index);  // every handle to it is stale from now on
     schedule(h.index).state = State::Dying;
     clear_awake(h.index);
     disarm_timer(r);
@@ -467,8 +470,8 @@ bool World::despawn(AgentHandle h) {
 
 /// Moves a slot to its next generation (making every handle to it stale); a slot whose generations are
 /// used up is retired: release() will not put it back on the free list.
-void World::next_generation(SlotRecord& r) noexcept {
-    if (++r.generation == kRetiredGeneration) r.retired = true;
+void World::next_generation(std::uint32_t index) noexcept {
+    if (++slot(index).generation == kRetiredGeneration) record(index).retired = true;
 }
 
 void World::release(std::uint32_t index) {
@@ -530,10 +533,10 @@ bool World::lod_frame(std::uint32_t slot) const {
 }
 
 AgentHandle World::handle_of(std::uint32_t index) const noexcept {
-    const SlotRecord& r = record(index);
+    const std::uint32_t generation = slot(index).generation;
     // A despawn moves the slot's generation on at once (and so does ~World): while the agent still
     // runs user code, its own handle is the one before, stale, and never valid again.
-    return AgentHandle{index, schedule(index).state == State::Dying ? r.generation - 1 : r.generation};
+    return AgentHandle{index, schedule(index).state == State::Dying ? generation - 1 : generation};
 }
 
 bool World::resume(const ResumeHandle& handle, Status status) {
@@ -558,84 +561,97 @@ std::size_t World::resume_all(std::span<const ResumeHandle> handles, Status stat
 
     // The handles lie anywhere in the world's storage, in the order the game asked for them, so that
     // every line a resume reads is a miss unless it was asked for in advance. Three handles are at
-    // three stages of a pipeline in each round: handle i + kLocateAhead is located (its slot and
-    // record, found once and kept in `places`) and the lines the check and the resume read are
-    // fetched: its agent's members' (Runtime::prefetch_for_resume), its record's generation and its
-    // schedule's state; handle i + kBlockAhead's agent's state block is fetched (its address is in
-    // the slot, fetched kLocateAhead - kBlockAhead rounds earlier); handle i is checked and resumed as
-    // resume() would.
+    // three stages of a pipeline in each round: handle i + kLocateAhead is located (its slot, found
+    // once and kept in `places`) and the lines the check and the resume read are fetched: its slot's
+    // three (the agent's members, the serial, the generation) and its schedule's state; handle
+    // i + kBlockAhead's agent's state block is fetched (its address is in the slot, fetched
+    // kLocateAhead - kBlockAhead rounds earlier); handle i is checked and resumed as resume() would.
     constexpr std::size_t kLocateAhead = 8;
     constexpr std::size_t kBlockAhead = 4;
-    constexpr std::size_t kPlaces = 16;  // a ring of the located handles, kLocateAhead + 1 at least
+    constexpr std::size_t kPlaces = 16;  // a ring of the located slots, kLocateAhead + 1 at least
     static_assert(std::has_single_bit(kPlaces) && kPlaces > kLocateAhead && kLocateAhead > kBlockAhead);
-    struct Place {
-        Slot* slot = nullptr;  // null: the handle's index is not a slot of this world
-        SlotRecord* record = nullptr;
-    };
-    std::array<Place, kPlaces> places;
-    // Stage one for handle k: slot(index) and record(index) with one chunk look-up, and the prefetches.
-    const auto locate = [this, handles, &places](std::size_t k) {
+    std::array<Slot*, kPlaces> places;  // null: the handle's index is not a slot of this world
+    // Each chunk's address less its first slot's index times a slot's size (as SlotCursor's origin_),
+    // so that locating a slot is one chunk number, one load and a multiply-add. (Integers: the
+    // addresses themselves may be outside any allocation.) Indexed by the highest set bit of
+    // index + kFirstChunk, which is the chunk's number plus kChunkShift (one bsr instruction).
+    std::array<std::uintptr_t, kChunks + kChunkShift> origins;
+    for (std::uint32_t c = 0; c < kChunks && chunks_[c]; ++c)
+        origins[c + kChunkShift] = reinterpret_cast<std::uintptr_t>(chunks_[c].get()) -
+                                   std::uintptr_t{(kFirstChunk << c) - kFirstChunk} * sizeof(Slot);
+    // Stage one for handle k: its slot, and the prefetches.
+    const auto locate = [this, handles, &places, &origins](std::size_t k) {
         const std::uint32_t index = handles[k].agent.index;
-        Place& place = places[k % kPlaces];
-        if (index >= slot_count_) {
-            place = Place{};
+        Slot*& place = places[k % kPlaces];
+        if (index >= slot_count_) [[unlikely]] {
+            place = nullptr;
             return;
         }
-        const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
-        const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
-        const std::uint64_t offset = v - (std::uint64_t{kFirstChunk} << c);
-        place = Place{&chunks_[c][offset], &records_[c][offset]};
-        // The agent is at the start of the optional's storage. Whether or not the optional holds one
-        // (the check below reads the flag), the prefetches only name addresses in it and read nothing.
-        detail::Runtime::prefetch_for_resume(*reinterpret_cast<const Agent*>(&place.slot->agent));
-        __builtin_prefetch(&place.record->generation);
+        const auto high_bit = static_cast<std::uint32_t>(63 ^ std::countl_zero(std::uint64_t{index} + kFirstChunk));
+        const auto bytes = origins[high_bit] + std::uintptr_t{index} * sizeof(Slot);
+        place = reinterpret_cast<Slot*>(bytes);
+        // The slot's three lines, whether or not its optional holds an agent (the check below reads
+        // the flag): the prefetches only name addresses in it and read nothing.
+        static_assert(alignof(Slot) == 64 && sizeof(Slot) == 3 * 64);
+        __builtin_prefetch(reinterpret_cast<const char*>(bytes));
+        __builtin_prefetch(reinterpret_cast<const char*>(bytes) + 64);
+        __builtin_prefetch(reinterpret_cast<const char*>(bytes) + 128);
         __builtin_prefetch(&schedule(index));
     };
     // Stage two for handle k: its agent's state block.
     const auto fetch_block = [&places](std::size_t k) {
-        const Slot* s = places[k % kPlaces].slot;
+        const Slot* s = places[k % kPlaces];
         if (s && s->agent) detail::Runtime::prefetch_block_for_resume(*s->agent);
     };
-    const std::size_t n = handles.size();
-    for (std::size_t k = 0; k < std::min(n, kLocateAhead); ++k) locate(k);
-    for (std::size_t k = 0; k < std::min(n, kBlockAhead); ++k) fetch_block(k);
-
+    const std::uint16_t resume_flags = detail::Runtime::resume_flags(status);
     std::size_t accepted = 0;
-    for (std::size_t i = 0; i < n; ++i) {
-        if (i + kLocateAhead < n) locate(i + kLocateAhead);
-        if (i + kBlockAhead < n) fetch_block(i + kBlockAhead);
-        // resume(handles[i], status), with its once-per-call checks (the phase, the status) done above,
-        // World::agent's checks of the handle inline, and what the agent would tell its host done
-        // here: the wake (on_agent_wake's set_awake: no parallel phase, the slot live) and the input
-        // observer's call (on_agent_resume, the agent's own handle).
+    // Stage three for handle i: resume(handles[i], status), with its once-per-call checks (the
+    // phase, the status) done above, World::agent's checks of the handle inline, and what the agent
+    // would tell its host done here: the wake (on_agent_wake's set_awake: no parallel phase, the slot
+    // live) and the input observer's call (on_agent_resume, the agent's own handle).
+    const auto resume_at = [&](std::size_t i) {
         const ResumeHandle& h = handles[i];
         const std::uint32_t index = h.agent.index;
-        const Place place = places[i % kPlaces];
-        Agent* a = nullptr;
-        if (place.slot && schedule(index).state == State::Live && place.record->generation == h.agent.generation)
-            a = &*place.slot->agent;
-        if (a && a->serial() == h.agent_serial) {
-            bool wake = false;
-            const bool resumed = detail::Runtime::resume_in_world(*a, h, status, wake);
-            if (wake) {
-                // set_awake(index), its common case here: the slot's word of awake bits exists (a live
-                // slot's was made when it joined; the set never shrinks) and the bit is clear. Inline,
+        Slot* const s = places[i % kPlaces];
+        if (s && schedule(index).state == State::Live && s->generation == h.agent.generation &&
+            s->agent->serial() == h.agent_serial) [[likely]] {
+            Agent& a = *s->agent;
+            const auto outcome = detail::Runtime::resume_suspended(a, h, resume_flags);
+#if defined(EBT_VALIDATE)
+            if (outcome != detail::Runtime::ResumeOutcome::Refused && !a.in_tick())
+                detail::Runtime(a).check_invariants("Agent::resume()");
+#endif
+            if (outcome == detail::Runtime::ResumeOutcome::AcceptedWake) {
+                // set_awake(index) without its growing path (the slot's word exists: new_slot made
+                // it) and without a branch on the bit (an agent a write woke earlier has it). Inline,
                 // because set_awake's call saves the registers of its growing path on every call.
                 const std::uint32_t word = index / 64;
-                const std::uint64_t bit = std::uint64_t{1} << (index % 64);
-                if (word < awake_.size() && (awake_[word] & bit) == 0) {
-                    awake_[word] |= bit;
-                    awake_words_[word / 64] |= std::uint64_t{1} << (word % 64);
-                    ++awake_count_;
-                } else {
-                    set_awake(index);
-                }
+                EBT_ASSERT(word < awake_.size(), "World::resume_all(): slot " + std::to_string(index) + " has no awake word");
+                std::uint64_t& bits = awake_[word];
+                const std::uint64_t before = bits;
+                bits = before | std::uint64_t{1} << (index % 64);
+                awake_count_ += static_cast<std::uint32_t>(~before >> (index % 64) & 1);  // 1 if it was clear
+                awake_words_[word / 64] |= std::uint64_t{1} << (word % 64);
             }
+            const bool resumed = outcome != detail::Runtime::ResumeOutcome::Refused;
             if (input_observer_) on_agent_resume(index, h, status, resumed);
             accepted += resumed ? 1 : 0;
         } else if (input_observer_) {
             input_observer_->on_resume(h, status, false);
         }
+    };
+    const std::size_t n = handles.size();
+    for (std::size_t k = 0; k < std::min(n, kLocateAhead); ++k) locate(k);
+    for (std::size_t k = 0; k < std::min(n, kBlockAhead); ++k) fetch_block(k);
+    std::size_t i = 0;
+    for (; i + kLocateAhead < n; ++i) {  // all three stages
+        locate(i + kLocateAhead);
+        fetch_block(i + kBlockAhead);
+        resume_at(i);
+    }
+    for (; i < n; ++i) {  // the last kLocateAhead handles (located already)
+        if (i + kBlockAhead < n) fetch_block(i + kBlockAhead);
+        resume_at(i);
     }
     return accepted;
 }
@@ -962,8 +978,11 @@ bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t 
                     return true;
                 }
                 if (prefetch_blocks && index + kBlockPrefetchDistance < to) {
+                    // A live slot has its agent: its schedule word, not the optional's flag, which is
+                    // in the slot's third line, one a quiet tick does not read (world_slot.hpp).
                     const Slot& later = ahead[index + kBlockPrefetchDistance];
-                    if (later.agent) detail::Runtime::prefetch_quiet_line(*later.agent);
+                    if (schedule(index + kBlockPrefetchDistance).state == State::Live)
+                        detail::Runtime::prefetch_quiet_line(*later.agent);
                 }
                 // A slot whose hint names a move tick takes that entry first (step_hinted_slot): the
                 // choice is made here, from the word's hints read with its awake bits, before the
@@ -1303,7 +1322,7 @@ void World::finish_frame() {
                 materialize(p.slot, std::move(p.tree), p.options);
             } catch (...) {
                 if (!join_error) join_error = std::current_exception();
-                if (input_observer_) joins_refused_.push_back(AgentHandle{p.slot, record(p.slot).generation});
+                if (input_observer_) joins_refused_.push_back(AgentHandle{p.slot, slot(p.slot).generation});
                 cancel_join(p.slot);
             }
         }
@@ -1355,7 +1374,7 @@ void World::tell_step_threw(const std::exception_ptr& error) noexcept {
 void World::cancel_join(std::uint32_t index) {
     // As a despawn of a spawn still pending: the handle goes stale, the slot is free again. An agent
     // made before the failure (its subscriptions failed) is destroyed; it never ticked.
-    next_generation(record(index));
+    next_generation(index);
     --live_;
     release(index);
 }
@@ -1363,7 +1382,7 @@ void World::cancel_join(std::uint32_t index) {
 std::vector<AgentHandle> World::handles() const {
     std::vector<AgentHandle> v;
     for (std::uint32_t i = 0; i < slot_count_; ++i)
-        if (schedule(i).state == State::Live) v.push_back(AgentHandle{i, record(i).generation});
+        if (schedule(i).state == State::Live) v.push_back(AgentHandle{i, slot(i).generation});
     return v;
 }
 

@@ -27,17 +27,22 @@ struct World::Forwarder final : TraceListener {
 };
 
 /// One place in the world's storage, the part a frame's step reads and writes for every agent it
-/// ticks: the agent and the time of its last tick, side by side in one dense array (the hot part).
-/// Everything else about the slot (its handle generation, trace forwarder, timer) is its SlotRecord,
-/// in a parallel array (World::record), so that a frame streams only these bytes. A slot is reused
-/// after its agent is freed; its generation then has changed, which makes old handles stale. Slots
-/// never move (see World::slot). Its state and tick interval are kept apart, in World::schedule(index).
-/// last_time comes first: it and the Agent's first 80 bytes (the members a quiet tick reads, see the
-/// order of Agent's members) are 88 bytes in a row, 2 or 3 cache lines of a 176-byte slot (2.25 on
-/// average over the slots of a chunk) where a quiet tick used to read all 2.75.
-struct World::Slot {
+/// ticks: the agent and the time of its last tick, side by side in one dense array (the hot part),
+/// and the slot's handle generation. Everything else about the slot (its trace forwarder, timer,
+/// whether it is retired) is its SlotRecord, in a parallel array (World::record), so that a frame
+/// streams only these bytes. A slot is reused after its agent is freed; its generation then has
+/// changed, which makes old handles stale. Slots never move (see World::slot). Its state and tick
+/// interval are kept apart, in World::schedule(index).
+/// A slot is three cache lines, aligned to them: last_time and the Agent's first 56 bytes, then the
+/// Agent's next 64 (the members a quiet tick reads, see the order of Agent's members, end in the
+/// second line: a quiet tick reads two lines of every slot), then the Agent's last 40 bytes (the
+/// serial, the host's slot), the optional's flag and the generation, which a resume's check and
+/// handle_of read with the serial, in the line a move's ticks read anyway (docs/benchmarks.md, "A
+/// move through a World, sixth pass").
+struct alignas(64) World::Slot {
     TimePoint last_time = 0;  // world time of the agent's last tick (or of its joining)
     std::optional<Agent> agent;
+    std::uint32_t generation = 1;  // of the handles to this slot (AgentHandle::generation)
 };
 
 /// Asks the cache for what the tick of the agent at slot `index` reads: its slot's lines (the time of
@@ -48,7 +53,6 @@ inline void World::prefetch_next_awake(std::uint32_t index) const noexcept {
     const Slot& s = slot(index);
     const auto* bytes = reinterpret_cast<const char*>(&s);
     for (std::size_t at = 0; at < sizeof(Slot); at += 64) __builtin_prefetch(bytes + at);
-    __builtin_prefetch(bytes + sizeof(Slot) - 1);  // (a slot is not line-aligned: its last line)
     if (s.agent) detail::Runtime::prefetch_block_head(*s.agent);
 }
 
@@ -57,10 +61,9 @@ inline void World::prefetch_next_awake(std::uint32_t index) const noexcept {
 struct World::SlotRecord {
     Forwarder forwarder;
     TimePoint timer_due = 0;        // when timer_armed: the due time of its live timer-heap entry
-    std::uint32_t generation = 1;
     std::uint32_t timer_stamp = 0;  // the stamp of its live timer-heap entry
     bool timer_armed = false;       // has a live entry in the timer heap
-    bool retired = false;           // its generations are used up: never reused
+    bool retired = false;           // its generations (Slot::generation) are used up: never reused
 };
 
 /// A shared blackboard the world owns, the agents whose trees read each of its keys, and the one

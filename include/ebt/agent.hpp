@@ -198,7 +198,7 @@ private:
     /// unchanged. Does nothing for a block that is already a host's.
     void move_block_to(detail::HostedBlock hosted);
     void on_blackboard_change(KeyId key);
-    // (World::resume_all resumes an agent through detail::Runtime::resume_in_world,
+    // (World::resume_all resumes an agent through detail::Runtime::resume_suspended,
     // engine/runtime/resume_run.hpp: Agent::resume less what the World does itself.)
     KeyId shared_key_id(KeyId key) const;
     void* user_object(std::uint16_t type, const char* who) const;

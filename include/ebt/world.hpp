@@ -455,7 +455,7 @@ private:
     bool refuse_join(AgentHandle h, std::string message);
 
     struct Slot;        // the hot part: the agent and its last tick's time (world_slot.hpp)
-    struct SlotRecord;  // the cold part: generation, trace forwarder, timer
+    struct SlotRecord;  // the cold part: trace forwarder, timer (the generation is in the Slot)
     struct Forwarder;
     struct PendingSpawn {
         std::uint32_t slot;
@@ -564,7 +564,7 @@ private:
     /// place is in a huge-page region of the pool: StateBlockPool::takes), and so does
     /// a block whose move fails (memory, a value's copy throwing): the agent runs the same either way.
     void pool_block(std::uint32_t slot) noexcept;
-    void next_generation(SlotRecord& r) noexcept;  // stales every handle to the slot; retires it when used up
+    void next_generation(std::uint32_t slot) noexcept;  // stales every handle to the slot; retires it when used up
     void release(std::uint32_t slot);        // empties the slot and returns it to the free list
     void destroy(std::uint32_t slot);        // frees the agent (its onTerminate callbacks run), then release()
     /// Whether user code run by the world may be on the stack (a step, an agent being freed, a change
@@ -575,13 +575,18 @@ private:
     bool valid(AgentHandle handle) const noexcept;
     // The awake set: a bit per slot, and a bit per 64 slots telling whether any of them is awake, so
     // that finding the awake agents costs O(slots / 4096) when few are (a waiting world), not O(slots).
+    /// Makes the awake set's words (and the move hints beside them) cover awake word `word`. new_slot
+    /// calls it for every slot it makes; set_awake for a slot index past them (none in a World's own
+    /// paths since new_slot does, kept so that set_awake is safe for any index).
+    void grow_awake_set(std::uint32_t word) {
+        if (word < awake_.size()) return;
+        awake_.resize(word + 1, 0);
+        awake_words_.resize(word / 64 + 1, 0);
+        move_hints_.resize(2 * (word + 1), 0);  // (two hint words per awake word: see move_hints_)
+    }
     void set_awake(std::uint32_t slot) {
         const std::uint32_t word = slot / 64;
-        if (word >= awake_.size()) {
-            awake_.resize(word + 1, 0);
-            awake_words_.resize(word / 64 + 1, 0);
-            move_hints_.resize(2 * (word + 1), 0);  // (two hint words per awake word: see move_hints_)
-        }
+        if (word >= awake_.size()) grow_awake_set(word);
         const std::uint64_t bit = std::uint64_t{1} << (slot % 64);
         if (awake_[word] & bit) return;
         awake_[word] |= bit;
