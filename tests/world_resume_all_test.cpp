@@ -1,6 +1,7 @@
 // World::resume_all: a batch of resumes (a game system finishing a frame's moves) behaves exactly as
 // the same resumes made one by one with World::resume: the same handles accepted, the same traces,
 // the same world afterwards.
+#include "support/mover_tree.hpp"
 #include "support/trace_recorder.hpp"
 
 #include <ebt/ebt.hpp>
@@ -27,18 +28,7 @@ struct MoverWorld {
     std::vector<AgentHandle> agents;
 
     MoverWorld(std::size_t count, Mode mode) : moves(count), traces(count) {
-        registry.add_latent_action("Move", [this](ActionContext& ctx, const ResumeHandle& move) { moves[ctx.agent().seed()] = move; });
-        registry.add_action("Shout", [](ActionContext&) { return Status::Running; });
-        tree = TreeBuilder("mover", registry)
-                   .key<bool>("alarm")
-                   .active_selector()
-                       .sequence()
-                           .check("alarm")
-                           .action("Shout")
-                       .back()
-                       .action("Move")
-                   .back()
-                   .end();
+        tree = test::mover_tree(registry, moves);
         for (std::size_t i = 0; i < count; ++i)
             agents.push_back(world.spawn(tree, {.mode = mode, .seed = i, .listener = &traces[i]}));
         world.step(50ms);  // every agent starts its first move
@@ -57,6 +47,31 @@ void step_and_compare(MoverWorld& one_by_one, MoverWorld& batched, int frames) {
         CHECK(batched.traces[i].lifecycle() == one_by_one.traces[i].lifecycle());
     }
     CHECK(batched.world.state_hash() == one_by_one.world.state_hash());
+}
+
+/// Runs `body(one_by_one, batched, length)` for each of `lengths` in both modes, each time on two fresh
+/// MoverWorlds of `agents` agents: one to be resumed handle by handle, one with resume_all.
+template <class Body>
+void for_each_mode_and_length(std::size_t agents, const std::vector<std::size_t>& lengths, Body body) {
+    for (const Mode mode : {Mode::Event, Mode::Polling}) {
+        for (const std::size_t length : lengths) {
+            CAPTURE(mode == Mode::Event ? "event" : "polling");
+            CAPTURE(length);
+            MoverWorld one_by_one(agents, mode);
+            MoverWorld batched(agents, mode);
+            body(one_by_one, batched, length);
+        }
+    }
+}
+
+/// Resumes `first` in `one_by_one` handle by handle (World::resume) and `second` in `batched` with one
+/// World::resume_all, checks that both accepted as many handles, and returns that count.
+std::size_t resume_both(MoverWorld& one_by_one, const std::vector<ResumeHandle>& first, MoverWorld& batched,
+                        const std::vector<ResumeHandle>& second, Status status) {
+    std::size_t accepted = 0;
+    for (const ResumeHandle& h : first) accepted += one_by_one.world.resume(h, status) ? 1 : 0;
+    CHECK(batched.world.resume_all(second, status) == accepted);
+    return accepted;
 }
 
 }  // namespace
@@ -209,32 +224,24 @@ TEST_CASE("world: resume_all of lists shorter and longer than its prefetch pipel
     // handles whose index is no slot of the world (one just past the last slot, one far off, both
     // otherwise the copy of a live agent's move handle), a handle twice and a despawned agent's.
     constexpr std::size_t kAgents = 12;
-    for (const Mode mode : {Mode::Event, Mode::Polling}) {
-        for (std::size_t length = 0; length <= 20; ++length) {
-            CAPTURE(mode == Mode::Event ? "event" : "polling");
-            CAPTURE(length);
-            MoverWorld one_by_one(kAgents, mode);
-            MoverWorld batched(kAgents, mode);
-            const auto list_of = [&](MoverWorld& w) {
-                std::vector<ResumeHandle> list;
-                for (std::size_t k = 0; list.size() < length; ++k) {
-                    ResumeHandle h = w.moves[(k * 5) % kAgents];
-                    if (k % 7 == 3) h.agent.index = static_cast<std::uint32_t>(kAgents);       // past the last slot
-                    if (k % 7 == 5) h.agent.index = 1'000'000'000;                              // far off
-                    list.push_back(h);
-                }
-                return list;
-            };
-            for (MoverWorld* w : {&one_by_one, &batched}) CHECK(w->world.despawn(w->agents[5]));
-            const std::vector<ResumeHandle> first = list_of(one_by_one);
-            const std::vector<ResumeHandle> second = list_of(batched);
-            std::size_t accepted = 0;
-            for (const ResumeHandle& h : first) accepted += one_by_one.world.resume(h, Status::Success) ? 1 : 0;
-            CHECK(batched.world.resume_all(second, Status::Success) == accepted);
-            step_and_compare(one_by_one, batched, 2);
-            if (length == 20) CHECK(accepted == 9);  // agents 0, 3, 4, 6, 7, 8, 9, 10, 11 (not 5, despawned), once each
-        }
-    }
+    std::vector<std::size_t> lengths(21);
+    for (std::size_t length = 0; length < lengths.size(); ++length) lengths[length] = length;
+    for_each_mode_and_length(kAgents, lengths, [&](MoverWorld& one_by_one, MoverWorld& batched, std::size_t length) {
+        const auto list_of = [&](MoverWorld& w) {
+            std::vector<ResumeHandle> list;
+            for (std::size_t k = 0; list.size() < length; ++k) {
+                ResumeHandle h = w.moves[(k * 5) % kAgents];
+                if (k % 7 == 3) h.agent.index = static_cast<std::uint32_t>(kAgents);       // past the last slot
+                if (k % 7 == 5) h.agent.index = 1'000'000'000;                              // far off
+                list.push_back(h);
+            }
+            return list;
+        };
+        for (MoverWorld* w : {&one_by_one, &batched}) CHECK(w->world.despawn(w->agents[5]));
+        const std::size_t accepted = resume_both(one_by_one, list_of(one_by_one), batched, list_of(batched), Status::Success);
+        step_and_compare(one_by_one, batched, 2);
+        if (length == 20) CHECK(accepted == 9);  // agents 0, 3, 4, 6, 7, 8, 9, 10, 11 (not 5, despawned), once each
+    });
 }
 
 TEST_CASE("world: resume_all of an agent with other work queued puts the resumed action in tree order") {
@@ -277,32 +284,24 @@ TEST_CASE("world: resume_all of lists whose handles are all good, over several o
     // the order is unlike slot order. Some agents were woken by a write before the resumes (their
     // awake bit is set already). Lists of every length from 0 to 40, then all 200.
     constexpr std::size_t kAgents = 200;
-    for (const Mode mode : {Mode::Event, Mode::Polling}) {
-        for (const std::size_t length : {0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 24, 33, 40, 200}) {
-            CAPTURE(mode == Mode::Event ? "event" : "polling");
-            CAPTURE(length);
-            MoverWorld one_by_one(kAgents, mode);
-            MoverWorld batched(kAgents, mode);
-            const auto list_of = [&](MoverWorld& w) {
-                std::vector<ResumeHandle> list;
-                for (std::size_t k = 0; k < length; ++k) list.push_back(w.moves[(k * 77 + 13) % kAgents]);  // 77 and 200 coprime: no repeats
-                return list;
-            };
-            for (MoverWorld* w : {&one_by_one, &batched})
-                for (std::size_t i = 0; i < kAgents; i += 9) w->world.agent(w->agents[i])->blackboard().set("alarm", false);  // no change: no wake
-            for (MoverWorld* w : {&one_by_one, &batched})
-                for (std::size_t i = 4; i < kAgents; i += 11) w->world.agent(w->agents[i])->blackboard().set("alarm", true);   // woken, to Shout
-            const std::vector<ResumeHandle> first = list_of(one_by_one);
-            const std::vector<ResumeHandle> second = list_of(batched);
-            std::size_t accepted = 0;
-            for (const ResumeHandle& h : first) accepted += one_by_one.world.resume(h, Status::Failure) ? 1 : 0;
-            CHECK(accepted == length);  // (the woken agents' moves are still suspended until their tick)
-            CHECK(batched.world.resume_all(second, Status::Failure) == accepted);
-            step_and_compare(one_by_one, batched, 3);
-            // The second resume of the same handles is refused (the moves ended).
-            CHECK(batched.world.resume_all(second, Status::Failure) == 0);
-        }
-    }
+    for_each_mode_and_length(kAgents, {0, 1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 17, 24, 33, 40, 200},
+                             [&](MoverWorld& one_by_one, MoverWorld& batched, std::size_t length) {
+        const auto list_of = [&](MoverWorld& w) {
+            std::vector<ResumeHandle> list;
+            for (std::size_t k = 0; k < length; ++k) list.push_back(w.moves[(k * 77 + 13) % kAgents]);  // 77 and 200 coprime: no repeats
+            return list;
+        };
+        for (MoverWorld* w : {&one_by_one, &batched})
+            for (std::size_t i = 0; i < kAgents; i += 9) w->world.agent(w->agents[i])->blackboard().set("alarm", false);  // no change: no wake
+        for (MoverWorld* w : {&one_by_one, &batched})
+            for (std::size_t i = 4; i < kAgents; i += 11) w->world.agent(w->agents[i])->blackboard().set("alarm", true);   // woken, to Shout
+        const std::vector<ResumeHandle> second = list_of(batched);
+        const std::size_t accepted = resume_both(one_by_one, list_of(one_by_one), batched, second, Status::Failure);
+        CHECK(accepted == length);  // (the woken agents' moves are still suspended until their tick)
+        step_and_compare(one_by_one, batched, 3);
+        // The second resume of the same handles is refused (the moves ended).
+        CHECK(batched.world.resume_all(second, Status::Failure) == 0);
+    });
 }
 
 TEST_CASE("world: resume_all refuses a bad handle in the middle of a run of good ones, and resumes the rest, as resume one by one") {

@@ -5,6 +5,7 @@
 // which sit at a fixed offset in the block.
 #include "bench_scenarios.hpp"
 #include "guard_scenario.hpp"
+#include "support/mover_tree.hpp"
 #include "support/trace_recorder.hpp"
 #include "support/tree_data.hpp"
 
@@ -485,18 +486,7 @@ TEST_CASE("world storage: resume_all counts each woken slot once, whether it was
     // resumed twice in the list (refused the second time) and a slot in a later chunk than the rest.
     Registry registry;
     std::vector<ResumeHandle> moves(70);
-    registry.add_latent_action("Move", [&moves](ActionContext& ctx, const ResumeHandle& move) { moves[ctx.agent().seed()] = move; });
-    registry.add_action("Shout", [](ActionContext&) { return Status::Running; });
-    const Tree tree = TreeBuilder("mover", registry)
-                          .key<bool>("alarm")
-                          .active_selector()
-                              .sequence()
-                                  .check("alarm")
-                                  .action("Shout")
-                              .back()
-                              .action("Move")
-                          .back()
-                          .end();
+    const Tree tree = test::mover_tree(registry, moves);
     World world;
     std::vector<AgentHandle> agents;
     for (std::uint64_t i = 0; i < moves.size(); ++i) agents.push_back(world.spawn(tree, {.seed = i}));
