@@ -1,14 +1,14 @@
 // Runtime::world_end_move_tick and Runtime::world_restart_tick: a World's two ticks of a latent move,
-// entered straight from the World's loops when the slot's hint (World::move_hints_) says which one is
-// due, and end_resumed_run's body, which the first of them shares with the general path.
+// entered straight from the World's loops when the slot's hint (World::SlotSchedule::move_hint) says
+// which one is due, and end_resumed_run's body, which the first of them shares with the general path.
 //
 // A move through a World takes two ticks: the one that ends the resumed action (and the root's run
 // with it) in the frame it is resumed, and the root's restart with the next move's start in the frame
 // after (docs/semantics.md, "A completed move"). Through world_tick, which of the two is due is known
 // only at the end of a chain of loads (slot, agent, block, queue, flags), too late for the branch that
 // decides it (docs/benchmarks.md, "A move through a World, fifth pass: the step"). The World keeps a
-// hint per slot instead, read with its awake bits, and calls the entry the hint names. A hint is only
-// a guess: each entry checks everything the general path's choice depends on and returns false, with
+// hint per slot instead, read with the slot's state, and calls the entry the hint names. A hint is
+// only a guess: each entry checks everything the general path's choice depends on and declines, with
 // nothing changed, when the tick is not the one it does; the World then ticks through world_tick.
 // So a wrong or stale hint costs time, never behaviour. Inline, and included by engine/world/world.cpp
 // (the loops) and engine/runtime/semantics.cpp (end_resumed_run).

@@ -303,21 +303,23 @@ struct Runtime {
     /// `frame` (the World counts it: an agent stepped, an event handled, a behavior updated). Defined in runtime/world_tick.hpp,
     /// inline, so that the World's loops have it in their own body.
     static bool world_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
-    /// A World's two move ticks, entered from its loops when the slot's hint (World::move_hints_) names
-    /// one (docs/benchmarks.md, "A move through a World, sixth pass"). Each first checks that the tick is
-    /// exactly the one world_tick would hand to single_work_tick with that node and work, and returns
-    /// false with nothing changed when it is not (the caller then ticks through world_tick); otherwise
-    /// it does what single_work_tick would, counts included (agents_stepped is the caller's, as for
-    /// every tick that is not quiet), and returns true. Defined in runtime/move_ticks.hpp.
-    /// world_end_move_tick: the queue's one node is a suspended action resumed with Success that ends
-    /// the run (entry_work's end_resumed_run case): the tick ends it, and the root's restart is queued.
+    /// A World's two move ticks, entered from its loops when the slot's hint (World::SlotSchedule::
+    /// move_hint) names one (docs/benchmarks.md, "A move through a World", sixth and seventh passes).
+    /// Each first checks that the tick is exactly the one world_tick would hand to single_work_tick
+    /// with that node and work, and declines with nothing changed when it is not (the caller then
+    /// ticks through world_tick); otherwise it does what single_work_tick would, counts included
+    /// (agents_stepped is the caller's, as for every tick that is not quiet). Defined in
+    /// runtime/move_ticks.hpp.
     /// What world_end_move_tick did: declined (nothing changed), or ended the run with the root's
     /// restart queued (the agent has work pending: the restart is its next tick) or without (an agent
     /// that does not restart is stopped).
     enum class MoveEndTick : std::uint8_t { Declined, RestartQueued, RunEnded };
+    /// world_end_move_tick: the queue's one node is a suspended action resumed with Success that ends
+    /// the run (entry_work's end_resumed_run case): the tick ends it, and the root's restart is queued.
     static MoveEndTick world_end_move_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
     /// world_restart_tick: the queue's one node is the root with its start pending and a plain restart
     /// plan (entry_work's restart_root_plainly case); the tick goes on out of line (restart_tick_checked).
+    /// Returns true when it took the tick.
     static bool world_restart_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
     /// The checks both move entries share, world_tick's up to its queue's head: the node that is the
     /// queue's one entry when the tick is one world_tick hands to single_work_tick (or would, for its

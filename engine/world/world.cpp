@@ -872,14 +872,18 @@ inline bool World::step_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
 // Inline: step_hinted_slot and tick_hinted_slot call it for a slot whose hint is EndsMove.
 inline World::MoveEnd World::end_move_in_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
     using Tick = detail::Runtime::MoveEndTick;
-    // tick_agent's time keeping, the slot's time of its last tick set only when the entry takes the
-    // tick (no user code runs in it that could read it).
-    const Tick tick = detail::Runtime::world_end_move_tick(*s.agent, frame_, Duration(now_ - s.last_time), m);
+    // tick_agent's time keeping: the tick's dt, and the slot's time of its last tick set before the
+    // tick (put back when the entry declines).
+    const TimePoint last_time = s.last_time;
+    s.last_time = now_;
+    const Tick tick = detail::Runtime::world_end_move_tick(*s.agent, frame_, Duration(now_ - last_time), m);
     // No user code ran: the agent is still live. With the root's restart queued it stays awake (it has
     // work pending), and that restart is its next tick.
     schedule(index).move_hint = tick == Tick::RestartQueued ? MoveHint::RestartsRoot : MoveHint::None;
-    if (tick == Tick::Declined) return MoveEnd::Declined;
-    s.last_time = now_;
+    if (tick == Tick::Declined) {
+        s.last_time = last_time;
+        return MoveEnd::Declined;
+    }
     ++m.agents_stepped;
     return tick == Tick::RestartQueued ? MoveEnd::RestartQueued : MoveEnd::RunEnded;
 }
@@ -1001,7 +1005,14 @@ bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t 
             }
         }
         if (word_end >= to) break;
-        i = next_awake(static_cast<std::uint32_t>(word_end), to);
+        // next_awake(word_end, to) without its test that the next word exists: new_slot makes every
+        // slot's word, and word_end < to <= the slot count.
+        if (const std::uint64_t next_word = awake_[word + 1]; next_word != 0) {
+            const std::uint64_t next = word_end + static_cast<std::uint32_t>(std::countr_zero(next_word));
+            i = next < to ? static_cast<std::uint32_t>(next) : to;
+        } else {
+            i = next_awake_far(static_cast<std::uint32_t>(word_end), to);
+        }
     }
     count_quiet_ticks(m, quiet_ticks);
     return false;
