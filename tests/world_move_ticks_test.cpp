@@ -1,4 +1,4 @@
-// A World's two move ticks chosen early (World::move_hints_, runtime/move_ticks.hpp; docs/benchmarks.md,
+// A World's two move ticks chosen early (World::SlotSchedule::move_hint, runtime/move_ticks.hpp; docs/benchmarks.md,
 // "A move through a World, sixth pass"): the World guesses, per slot, whether the agent's next tick
 // ends a resumed move or restarts the root, and enters that tick's lean entry first. These tests hold
 // the hinted World to the general path: a second World whose agents all have a trace listener (which
@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 using namespace ebt;
@@ -25,25 +26,61 @@ using namespace std::chrono_literals;
 namespace {
 
 /// The registry of these worlds: Walk, a latent move that only suspends (the drive resumes it through
-/// suspended_actions); Fight, running until aborted.
+/// suspended_actions); WalkNoted, the same with an onTerminate that counts its ends in the key `ends`
+/// (its end is not the lean end entry's: NodeDef::success_ends_run_plainly is false); Fight, running
+/// until aborted.
 Registry move_registry() {
     Registry registry;
     registry.add_latent_action("Walk", [](ActionContext&, const ResumeHandle&) {});
+    registry.add_latent_action(
+        "WalkNoted", LatentActionSpec{.start = [](ActionContext&, const ResumeHandle&) {},
+                                      .on_terminate = [](ActionContext& ctx, Status) {  // (counted: in the state bytes)
+                                          ctx.blackboard().set("ends", ctx.blackboard().get<int>("ends") + 1);
+                                      }});
     registry.add_action("Fight", [](ActionContext&) { return Status::Running; });
     return registry;
 }
 
 /// The sweep's guard_b tree (0 ActiveSelector, 1 Sequence guarded by check(enemy), 3 Fight, 4 Walk)
-/// and a move under a Timeout (a deadline while it sleeps: its hinted end tick may be a timer's).
+/// and a move under a Timeout (a deadline while it sleeps: its hinted end tick may be a timer's); for
+/// the drive's more_trees, the guard_b tree with WalkNoted, and the guard_b tree with a blackboard
+/// large enough that its World prefetches blocks ahead (World::prefetch_blocks_: the loops'
+/// kPrefetchBlocks variant).
 std::vector<Tree> move_trees(const Registry& registry) {
-    return {TreeBuilder("moves", registry)
-                .key<bool>("enemy")
-                .active_selector()
-                    .sequence().check("enemy").action("Fight").back()
-                    .action("Walk")
-                .back()
-                .end(),
-            TreeBuilder("timed", registry).key<bool>("enemy").timeout(700ms).action("Walk").back().end()};
+    const auto guard_b = [&](const char* name, const char* walk, int padding_keys) {
+        TreeBuilder b(name, registry);
+        b.key<bool>("enemy").key<int>("ends");
+        for (int k = 0; k < padding_keys; ++k) b.key<std::int64_t>("pad" + std::to_string(k));
+        return b.active_selector()
+                   .sequence().check("enemy").action("Fight").back()
+                   .action(walk)
+               .back()
+               .end();
+    };
+    return {guard_b("moves", "Walk", 0),
+            TreeBuilder("timed", registry).key<bool>("enemy").timeout(700ms).action("Walk").back().end(),
+            guard_b("noted", "WalkNoted", 0), guard_b("wide", "Walk", 40)};
+}
+
+/// What run_against_general varies besides the mode: how many agents and frames, the hinted World's
+/// threads, the frame before which a third World is restored from the hinted one (-1: none), and
+/// what both Worlds have alike: the two more trees, an agent budget, LOD intervals.
+struct DriveOptions {
+    std::size_t count = 40;
+    int frames = 60;
+    std::uint32_t threads = 1;
+    int restore_at = -1;
+    bool more_trees = false;   // every fifth agent's tree is noted, every fifth wide (with the padding keys)
+    std::uint32_t budget = 0;  // World::set_agent_budget
+    bool lod = false;          // every sixth agent ticks every second frame, every eleventh every third
+};
+
+/// The drive's tree for agent i.
+std::size_t tree_of(std::size_t i, bool more_trees) {
+    if (i % 5 == 4) return 1;
+    if (more_trees && i % 5 == 1) return 2;
+    if (more_trees && i % 5 == 2) return 3;
+    return 0;
 }
 
 /// A small deterministic generator: the same numbers for every World the drive runs.
@@ -71,11 +108,14 @@ SpawnOptions options_for(std::size_t i, Mode mode, TraceListener* listener) {
     return SpawnOptions{.mode = mode, .seed = i, .restart_on_end = i % 7 != 3, .listener = listener};
 }
 
-void spawn_all(Driven& d, const std::vector<Tree>& trees, std::size_t count, Mode mode) {
-    for (std::size_t i = 0; i < count; ++i) {
+void spawn_all(Driven& d, const std::vector<Tree>& trees, const DriveOptions& o, Mode mode) {
+    for (std::size_t i = 0; i < o.count; ++i) {
         TraceListener* listener = d.listener && i == 2 ? &d.agent_2 : d.listener;
-        d.agents.push_back(d.world->spawn(trees[i % 5 == 4 ? 1 : 0], options_for(i, mode, listener)));
+        d.agents.push_back(d.world->spawn(trees[tree_of(i, o.more_trees)], options_for(i, mode, listener)));
+        if (o.lod && i % 6 == 5) d.world->set_tick_interval(d.agents.back(), 2);
+        if (o.lod && i % 11 == 10) d.world->set_tick_interval(d.agents.back(), 3);
     }
+    d.world->set_agent_budget(o.budget);
 }
 
 /// What game code does before frame `frame` (the same in every World): resumes (most with Success,
@@ -105,6 +145,15 @@ void drive(Driven& d, const std::vector<Tree>& trees, int frame, Mode mode, bool
             d.agents[i] = w.spawn(trees[0], options_for(i, mode, d.listener));  // (in the next frames: the slot is reused)
         }
     }
+    if (frame == 27) {
+        // A new agent of the other mode in a freed slot whose hint is its last agent's (a sleeping
+        // mover's: the end of a move): the end entry must decline for it.
+        for (std::size_t i = 5; i < d.agents.size(); i += 13) {
+            w.despawn(d.agents[i]);
+            const Mode other = mode == Mode::Event ? Mode::Polling : Mode::Event;
+            d.agents[i] = w.spawn(trees[0], options_for(i, other, d.listener));
+        }
+    }
     if (hinted && d.agents.size() > 2) {
         if (frame == 20) w.set_listener(d.agents[2], &d.agent_2);  // after its resume, before the tick
         if (frame == 24) w.set_listener(d.agents[2], nullptr);
@@ -131,21 +180,22 @@ void check_same(const FrameMetrics& general_frame, const FrameMetrics& hinted_fr
     }
 }
 
-/// Runs `frames` frames of the drive on a general World and a hinted one (`threads` threads), and,
-/// when `restore_at` >= 0, a third World restored from the hinted one's snapshot before that frame.
-void run_against_general(Mode mode, std::size_t count, int frames, std::uint32_t threads, int restore_at) {
+/// Runs the drive's frames on a general World and a hinted one (with the drive's threads), and, when
+/// its restore_at >= 0, a third World restored from the hinted one's snapshot before that frame.
+void run_against_general(Mode mode, const DriveOptions& o) {
     const Registry registry = move_registry();
     const std::vector<Tree> trees = move_trees(registry);
     test::TraceRecorder rec;
     Driven general, hinted, restored;
     general.listener = &rec;
-    hinted.world->set_threads(threads);
-    spawn_all(general, trees, count, mode);
-    spawn_all(hinted, trees, count, mode);
+    hinted.world->set_threads(o.threads);
+    spawn_all(general, trees, o, mode);
+    spawn_all(hinted, trees, o, mode);
+    const std::size_t count = o.count;
     bool have_restored = false;
-    for (int frame = 0; frame < frames; ++frame) {
+    for (int frame = 0; frame < o.frames; ++frame) {
         CAPTURE(frame);
-        if (frame == restore_at) {
+        if (frame == o.restore_at) {
             const std::vector<std::byte> bytes = save_world(*hinted.world);
             restore_world(*restored.world, trees, bytes);
             restored.agents = hinted.agents;  // (the same handles)
@@ -159,7 +209,8 @@ void run_against_general(Mode mode, std::size_t count, int frames, std::uint32_t
         check_same(g, h, general, hinted);
         // Agent 2's trace while it has a listener in the hinted World: every event the general path
         // reports (the hinted entries decline for an agent with a listener).
-        if (frame == 20 && count > 2) CHECK(!general.agent_2.all(20).empty());
+        // (With a budget or LOD intervals agent 2 may not be stepped in frame 20.)
+        if (frame == 20 && count > 2 && o.budget == 0 && !o.lod) CHECK(!general.agent_2.all(20).empty());
         if (frame >= 20 && frame < 24 && count > 2)
             CHECK(hinted.agent_2.all(static_cast<std::uint64_t>(frame)) == general.agent_2.all(static_cast<std::uint64_t>(frame)));
         if (have_restored) check_same(g, restored.world->step(50ms), general, restored);
@@ -169,17 +220,29 @@ void run_against_general(Mode mode, std::size_t count, int frames, std::uint32_t
 }  // namespace
 
 TEST_CASE("World move ticks: the hinted entries give the general path's state and counts, with stale hints") {
-    test::in_both_modes([&](Mode mode) { run_against_general(mode, 40, 60, 1, -1); });
+    test::in_both_modes([&](Mode mode) { run_against_general(mode, {.count = 40, .frames = 60}); });
 }
 
 TEST_CASE("World move ticks: a World restored in the middle of its moves steps as the general path") {
-    test::in_both_modes([&](Mode mode) { run_against_general(mode, 40, 40, 1, 13); });
+    test::in_both_modes([&](Mode mode) { run_against_general(mode, {.count = 40, .frames = 40, .restore_at = 13}); });
 }
 
 TEST_CASE("World move ticks: four threads take the same entries and give the same state and counts") {
     // Enough agents that a frame's awake ones (about a third resumed each frame, and their restarts)
     // reach the 512 from which a World ticks on its threads.
-    test::in_both_modes([&](Mode mode) { run_against_general(mode, 3000, 16, 4, -1); });
+    test::in_both_modes([&](Mode mode) { run_against_general(mode, {.count = 3000, .frames = 16, .threads = 4}); });
+}
+
+TEST_CASE("World move ticks: the loop's variants (blocks prefetched, a budget, LOD) and a move with onTerminate") {
+    // The serial loop is chosen per frame (World::step_serial: hinted or not, blocks prefetched or
+    // not); the budget and the LOD intervals are tested in it per agent. A move whose action has an
+    // onTerminate is never the lean end's (the entry declines). Each against the general path.
+    test::in_both_modes([&](Mode mode) {
+        run_against_general(mode, {.more_trees = true});
+        run_against_general(mode, {.count = 60, .more_trees = true, .budget = 17});
+        run_against_general(mode, {.count = 60, .more_trees = true, .lod = true});
+        run_against_general(mode, {.count = 60, .frames = 40, .restore_at = 21, .more_trees = true, .budget = 23, .lod = true});
+    });
 }
 
 TEST_CASE("World move ticks: a move's two ticks, one agent, frame by frame") {

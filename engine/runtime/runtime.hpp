@@ -303,22 +303,38 @@ struct Runtime {
     /// `frame` (the World counts it: an agent stepped, an event handled, a behavior updated). Defined in runtime/world_tick.hpp,
     /// inline, so that the World's loops have it in their own body.
     static bool world_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
-    /// A World's two move ticks, entered from its loops when the slot's hint (World::move_hints_) names
-    /// one (docs/benchmarks.md, "A move through a World, sixth pass"). Each first checks that the tick is
-    /// exactly the one world_tick would hand to single_work_tick with that node and work, and returns
-    /// false with nothing changed when it is not (the caller then ticks through world_tick); otherwise
-    /// it does what single_work_tick would, counts included (agents_stepped is the caller's, as for
-    /// every tick that is not quiet), and returns true. Defined in runtime/move_ticks.hpp.
+    /// A World's two move ticks, entered from its loops when the slot's hint (World::SlotSchedule::
+    /// move_hint) names one (docs/benchmarks.md, "A move through a World", sixth and seventh passes).
+    /// Each first checks that the tick is exactly the one world_tick would hand to single_work_tick
+    /// with that node and work, and declines with nothing changed when it is not (the caller then
+    /// ticks through world_tick); otherwise it does what single_work_tick would, counts included
+    /// (agents_stepped is the caller's, as for every tick that is not quiet). Defined in
+    /// runtime/move_ticks.hpp.
+    /// What world_end_move_tick did: declined (nothing changed), or ended the run with the root's
+    /// restart queued (the agent has work pending: the restart is its next tick) or without (an agent
+    /// that does not restart is stopped).
+    enum class MoveEndTick : std::uint8_t { Declined, RestartQueued, RunEnded };
     /// world_end_move_tick: the queue's one node is a suspended action resumed with Success that ends
     /// the run (entry_work's end_resumed_run case): the tick ends it, and the root's restart is queued.
-    static bool world_end_move_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
+    static MoveEndTick world_end_move_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
     /// world_restart_tick: the queue's one node is the root with its start pending and a plain restart
     /// plan (entry_work's restart_root_plainly case); the tick goes on out of line (restart_tick_checked).
+    /// Returns true when it took the tick.
     static bool world_restart_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
     /// The checks both move entries share, world_tick's up to its queue's head: the node that is the
     /// queue's one entry when the tick is one world_tick hands to single_work_tick (or would, for its
     /// node's work), else kQueueMarker. `clock_after` is the agent's clock after the tick. Changes nothing.
     static NodeIndex move_tick_node(const Agent& agent, std::uint64_t tick, Duration dt, TimePoint& clock_after);
+    /// move_tick_node's findings: the node (kQueueMarker when the tick is not a move tick), the
+    /// queue's head (where that node is) and the agent's clock after the tick.
+    struct MoveTickStart {
+        NodeIndex node = kQueueMarker;
+        std::uint16_t head = 0;
+        TimePoint clock_after = 0;
+    };
+    /// move_tick_node, with the head: for world_end_move_tick, which pops the node without reading
+    /// the head again.
+    static MoveTickStart move_tick_start(const Agent& agent, std::uint64_t tick, Duration dt);
     /// world_restart_tick's tick once its checks passed: single_work_tick with the node (the root) and
     /// its work (kStartPending) known. Out of line in event_scheduler.cpp, next to entry_work.
     static void restart_tick_checked(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
@@ -326,6 +342,21 @@ struct Runtime {
     /// world_end_move_tick, which builds no Runtime.
     static void end_resumed_run_in(Agent& a, const TreeData& t, std::uint16_t* flags, Status* statuses,
                                    std::uint16_t* queue, NodeIndex n);
+    /// end_resumed_run_in with the marker's place given (world_end_move_tick has it from the head it
+    /// read): the queue holds the marker alone, at `marker_at`. Returns true when the root's restart
+    /// was queued (Agent::restart_on_end_), false when the agent stopped.
+    static bool end_resumed_run_at(Agent& a, const TreeData& t, std::uint16_t* flags, Status* statuses,
+                                   std::uint16_t* queue, NodeIndex n, std::uint32_t marker_at);
+    /// The end of a lean tick (world_tick's quiet tick and world_end_move_tick, which build no
+    /// Runtime), as finish_tick ends a tick in which no abort is due: the walk's position back to
+    /// "between ticks", the tick counted, the invariants checked in an EBT_VALIDATE build.
+    static void finish_lean_tick(Agent& a) {
+        a.walk_pos_ = -1;
+        ++a.ticks_;
+#if defined(EBT_VALIDATE)
+        Runtime(a).check_invariants("a tick");
+#endif
+    }
     /// Asks the cache for the line of the agent's state block that its quiet tick reads first (the
     /// queue, where the leaf's flags end: docs/benchmarks.md, "The wide tree's hot line"). Changes
     /// nothing. For the World's loops, a few awake agents ahead of the one they tick, in worlds whose

@@ -98,16 +98,13 @@ inline bool Runtime::world_tick(Agent& agent, std::uint64_t tick, Duration dt, F
     if (s == Status::Running && !a.listener_ && !a.abort_requested_ &&
         (flags & (kSuspended | kQueued)) == 0 && a.queue_size_ == 1) [[likely]] {
         // Running and nothing else changed: counted as run_update counts; the queue put back as
-        // single_update_done puts it back; the tick ended as finish_tick ends it (no abort is due).
+        // single_update_done puts it back; the tick ended as finish_tick ends it (no abort is due:
+        // finish_lean_tick, shared with the lean end of a move, runtime/move_ticks.hpp).
         ++a.stats_.updates;  // (the frame's behaviors_updated: by the caller)
         a.queue_head_ = head;
         a.queue_size_ = 2;
         flags = static_cast<std::uint16_t>(flags | kQueued);
-        a.walk_pos_ = -1;
-        ++a.ticks_;
-#if defined(EBT_VALIDATE)
-        Runtime(a).check_invariants("a tick");
-#endif
+        finish_lean_tick(a);
         return true;
     }
     finish_world_update(a, n, head, s, dt, frame);  // anything else (a thrown exception included)

@@ -587,6 +587,7 @@ struct Compiler {
                 }
             }
             nodes[i].success_ends_root = ends;
+            nodes[i].success_ends_run_plainly = ends && !out->actions[nodes[i].action]->on_terminate;
         }
         detail::RootRestart& plan = out->root_restart;
         const NodeDef& root = nodes[0];

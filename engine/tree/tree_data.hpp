@@ -101,6 +101,10 @@ struct NodeDef {
     /// is a selector, or a sequence of which it is the last child): the event scheduler's short path
     /// for a resumed action (Runtime::end_resumed_run, "A completed move" in docs/semantics.md).
     bool success_ends_root = false;
+    /// success_ends_root, and the action has no onTerminate: its resumed Success ends the run with
+    /// nothing but flags, statuses and the queue changed. World::step's lean end of a move
+    /// (Runtime::world_end_move_tick) tests this one flag for the three (compiler.cpp, build_move_paths).
+    bool success_ends_run_plainly = false;
     std::string label;                 // action/condition name or user label
 };
 

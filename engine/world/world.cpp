@@ -863,53 +863,64 @@ inline bool World::step_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
         else fall_asleep(index, a);
         // Its next tick, when it wakes, is likely the end of a resumed move (a latent move's first
         // start went this way): step_hinted_slot tries that entry first.
-        move_hints_[2 * std::size_t{index / 64} + kEndsMove] |= std::uint64_t{1} << (index % 64);
+        schedule(index).move_hint = MoveHint::EndsMove;
         move_hints_used_ = true;
     }
     return false;
 }
 
+// Inline: step_hinted_slot and tick_hinted_slot call it for a slot whose hint is EndsMove.
+inline World::MoveEnd World::end_move_in_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
+    using Tick = detail::Runtime::MoveEndTick;
+    // tick_agent's time keeping: the tick's dt, and the slot's time of its last tick set before the
+    // tick (put back when the entry declines).
+    const TimePoint last_time = s.last_time;
+    s.last_time = now_;
+    const Tick tick = detail::Runtime::world_end_move_tick(*s.agent, frame_, Duration(now_ - last_time), m);
+    // No user code ran: the agent is still live. With the root's restart queued it stays awake (it has
+    // work pending), and that restart is its next tick.
+    schedule(index).move_hint = tick == Tick::RestartQueued ? MoveHint::RestartsRoot : MoveHint::None;
+    if (tick == Tick::Declined) {
+        s.last_time = last_time;
+        return MoveEnd::Declined;
+    }
+    ++m.agents_stepped;
+    return tick == Tick::RestartQueued ? MoveEnd::RestartQueued : MoveEnd::RunEnded;
+}
+
 // Inline: step_serial_loop<true> calls it for every slot whose hint is set (in a world of latent
 // moves, most of the agents it steps).
-inline bool World::step_hinted_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
-    std::uint64_t* const hints = &move_hints_[2 * std::size_t{index / 64}];
-    const std::uint64_t bit = std::uint64_t{1} << (index % 64);
-    Agent& a = *s.agent;
-    // tick_agent's time keeping: the tick's dt, and the slot's time of its last tick set before the
-    // tick (put back when the entry declines, for step_slot's tick_agent to do it again).
-    const TimePoint last_time = s.last_time;
-    const Duration dt(now_ - last_time);
-    s.last_time = now_;
-    if ((hints[kEndsMove] & bit) != 0) {
-        hints[kEndsMove] &= ~bit;
-        if (detail::Runtime::world_end_move_tick(a, frame_, dt, m)) {
-            ++m.agents_stepped;
-            // No user code ran: the agent is still live. With the root's restart queued it stays awake,
-            // and that restart is its next tick.
-            if (a.has_pending_work()) {
-                hints[kRestartsRoot] |= bit;
-                return false;
-            }
+[[gnu::always_inline]] inline bool World::step_hinted_slot(std::uint32_t index, Slot& s, MoveHint hint, FrameMetrics& m) {
+    if (hint == MoveHint::EndsMove) {
+        const MoveEnd end = end_move_in_slot(index, s, m);
+        if (end == MoveEnd::RestartQueued) return false;
+        if (end == MoveEnd::RunEnded) {
             schedule_after_step(index);  // (an agent that does not restart: its run has ended)
             return false;
         }
     } else {
-        hints[kRestartsRoot] &= ~bit;
-        if (detail::Runtime::world_restart_tick(a, frame_, dt, m)) {
+        schedule(index).move_hint = MoveHint::None;
+        Agent& a = *s.agent;
+        // tick_agent's time keeping: the tick's dt, and the slot's time of its last tick set before the
+        // tick, which runs user code (put back when the entry declines, for step_slot's tick_agent).
+        const TimePoint last_time = s.last_time;
+        s.last_time = now_;
+        if (detail::Runtime::world_restart_tick(a, frame_, Duration(now_ - last_time), m)) {
             ++m.agents_stepped;
             // step_slot's after-tick work. The next move's start ran user code, which may have despawned
-            // the agent.
-            if (schedule(index).state != State::Live) {
+            // the agent (or spawned others: the schedules found again).
+            SlotSchedule& schedule_after = schedule(index);
+            if (schedule_after.state != State::Live) {
                 clear_awake(index);
                 return false;
             }
             if (a.has_pending_work()) return false;  // stays awake (the start did not suspend)
             // The next move's start suspended: the agent sleeps until its resume, whose tick ends the move.
-            // (The hints found again: user code ran, and move_hints_ grows with awake_.)
-            move_hints_[2 * std::size_t{index / 64} + kEndsMove] |= bit;
+            schedule_after.move_hint = MoveHint::EndsMove;
             if (a.next_deadline() == kNever && timers_live_ == 0) {
                 // clear_awake(index), inline: the word exists (the loop read it) and the bit is set
                 // unless the tick cleared it.
+                const std::uint64_t bit = std::uint64_t{1} << (index % 64);
                 std::uint64_t& word = awake_[index / 64];
                 if ((word & bit) != 0) {
                     word &= ~bit;
@@ -921,27 +932,31 @@ inline bool World::step_hinted_slot(std::uint32_t index, Slot& s, FrameMetrics& 
             }
             return false;
         }
+        s.last_time = last_time;
     }
-    s.last_time = last_time;
     return step_slot(index, s, m);
 }
 
 bool World::step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
     // A world none of whose agents ever slept (every agent stepped every frame: guard_a, wide_64) has
     // no hints to test: its loop is the one without (step_serial_loop<false>).
-    return move_hints_used_ ? step_serial_loop<true>(m, from, to) : step_serial_loop<false>(m, from, to);
+    // The loop's two other choices that hold for the whole frame are made here as well: whether it
+    // prefetches blocks ahead (prefetch_blocks_: spawns during the frame join after it, so it cannot
+    // change in the loop).
+    if (move_hints_used_)
+        return prefetch_blocks_ ? step_serial_loop<true, true>(m, from, to) : step_serial_loop<true, false>(m, from, to);
+    return prefetch_blocks_ ? step_serial_loop<false, true>(m, from, to) : step_serial_loop<false, false>(m, from, to);
 }
 
-template <bool kHinted>
+template <bool kHinted, bool kPrefetchBlocks>
 bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t to) {
     // A word of awake bits (64 slots) at a time. A tick may wake agents later in slot order (a write
     // to their blackboards, a resume): they are stepped in this frame too, so after each tick the
     // rest of the word is read again (and the next words are read only when the loop gets there).
     SlotCursor slots(*this);
-    // The slots kBlockPrefetchDistance ahead, whose blocks are prefetched (prefetch_blocks_). Spawns
-    // during the frame join after it, so the flag cannot change in this loop.
+    // The slots kBlockPrefetchDistance ahead, whose blocks are prefetched (kPrefetchBlocks:
+    // prefetch_blocks_ when the frame began).
     SlotCursor ahead(*this);
-    const bool prefetch_blocks = prefetch_blocks_;
     // Quiet ticks, counted in m when the loop returns (count_quiet_ticks). (A tick that throws ends
     // the frame, and step() then returns no metrics: the count need not be added on the way out.)
     std::uint32_t quiet_ticks = 0;
@@ -950,10 +965,6 @@ bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t 
         const std::uint64_t word_end = std::uint64_t{word} * 64 + 64;
         const std::uint64_t below_to = word_end > to ? (std::uint64_t{1} << (to % 64)) - 1 : ~std::uint64_t{0};
         std::uint64_t unvisited = (~std::uint64_t{0} << (i % 64)) & below_to;  // slots [i, to) of the word
-        // The word's slots with a move hint (move_hints_), read once: a tick changes only its own
-        // slot's hints, so those of the slots after it stay as read.
-        const std::uint64_t hinted =
-            kHinted ? move_hints_[2 * std::size_t{word} + kEndsMove] | move_hints_[2 * std::size_t{word} + kRestartsRoot] : 0;
         for (std::uint64_t bits = awake_[word] & unvisited; bits != 0; bits = awake_[word] & unvisited) {
             const auto bit = static_cast<std::uint32_t>(std::countr_zero(bits));
             const std::uint32_t index = word * 64 + bit;
@@ -963,8 +974,10 @@ bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t 
             // A sparse frame (agents woken here and there by resumes or writes: a latent move's two
             // ticks) is a walk the hardware does not fetch ahead: when the word's next awake slot is
             // not the next slot, its hot lines and its state block are asked for now, while this agent
-            // ticks (prefetch_next_awake). A dense frame (every slot awake) skips it.
-            if (const std::uint64_t later = awake_[word] & unvisited; later != 0) {
+            // ticks (prefetch_next_awake). A dense frame (every slot awake) skips it. Only in the
+            // hinted loop (a world whose agents sleep between moves): in a quiet world's loop, every
+            // slot awake, the test alone cost 11-12 instructions per agent-frame (guard_a, wide_64).
+            if (const std::uint64_t later = awake_[word] & unvisited; kHinted && later != 0) {
                 const std::uint32_t next = word * 64 + static_cast<std::uint32_t>(std::countr_zero(later));
                 if (next > index + 1) prefetch_next_awake(next);
             }
@@ -977,7 +990,7 @@ bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t 
                     count_quiet_ticks(m, quiet_ticks);
                     return true;
                 }
-                if (prefetch_blocks && index + kBlockPrefetchDistance < to) {
+                if (kPrefetchBlocks && index + kBlockPrefetchDistance < to) {
                     // A live slot has its agent: its schedule word, not the optional's flag, which is
                     // in the slot's third line, one a quiet tick does not read (world_slot.hpp).
                     const Slot& later = ahead[index + kBlockPrefetchDistance];
@@ -985,16 +998,23 @@ bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t 
                         detail::Runtime::prefetch_quiet_line(*later.agent);
                 }
                 // A slot whose hint names a move tick takes that entry first (step_hinted_slot): the
-                // choice is made here, from the word's hints read with its awake bits, before the
-                // slot is read.
-                if (kHinted && (hinted & (std::uint64_t{1} << bit)) != 0)
-                    quiet_ticks += step_hinted_slot(index, slots[index], m) ? 1 : 0;
+                // choice is made here, from the hint read with the slot's state, before the slot is
+                // read.
+                if (kHinted && schedule_now.move_hint != MoveHint::None)
+                    quiet_ticks += step_hinted_slot(index, slots[index], schedule_now.move_hint, m) ? 1 : 0;
                 else
                     quiet_ticks += step_slot(index, slots[index], m) ? 1 : 0;
             }
         }
         if (word_end >= to) break;
-        i = next_awake(static_cast<std::uint32_t>(word_end), to);
+        // next_awake(word_end, to) without its test that the next word exists: new_slot makes every
+        // slot's word, and word_end < to <= the slot count.
+        if (const std::uint64_t next_word = awake_[word + 1]; next_word != 0) {
+            const std::uint64_t next = word_end + static_cast<std::uint32_t>(std::countr_zero(next_word));
+            i = next < to ? static_cast<std::uint32_t>(next) : to;
+        } else {
+            i = next_awake_far(static_cast<std::uint32_t>(word_end), to);
+        }
     }
     count_quiet_ticks(m, quiet_ticks);
     return false;
@@ -1013,38 +1033,35 @@ World::SlotTick World::tick_slot(std::uint32_t index, FrameMetrics& m) {
 
 // A parallel task's tick_slot (ParallelState::tick_one) for a slot of a word it holds whole.
 World::SlotTick World::tick_hinted_slot(std::uint32_t index, FrameMetrics& m) {
-    std::uint64_t* const hints = &move_hints_[2 * std::size_t{index / 64}];
-    const std::uint64_t bit = std::uint64_t{1} << (index % 64);
-    if (((hints[kEndsMove] | hints[kRestartsRoot]) & bit) == 0) {
+    const MoveHint hint = schedule(index).move_hint;
+    if (hint == MoveHint::None) {
         const SlotTick done = tick_slot(index, m);
         // As step_slot: an agent that goes to sleep after its tick likely wakes to end a resumed move.
-        // (The hints found again: user code ran, and move_hints_ grows with awake_.)
-        if (!done.quiet && schedule(index).state == State::Live && !done.agent->has_pending_work())
-            move_hints_[2 * std::size_t{index / 64} + kEndsMove] |= bit;
+        // (The schedule found again: user code ran, and schedules_ grows with spawns.)
+        if (!done.quiet) {
+            SlotSchedule& schedule_after = schedule(index);
+            if (schedule_after.state == State::Live && !done.agent->has_pending_work())
+                schedule_after.move_hint = MoveHint::EndsMove;
+        }
         return done;
     }
     Slot& s = slot(index);
-    Agent& a = *s.agent;
-    const TimePoint last_time = s.last_time;  // (as step_hinted_slot)
-    const Duration dt(now_ - last_time);
-    s.last_time = now_;
-    if ((hints[kEndsMove] & bit) != 0) {
-        hints[kEndsMove] &= ~bit;
-        if (detail::Runtime::world_end_move_tick(a, frame_, dt, m)) {
-            ++m.agents_stepped;
-            if (a.has_pending_work()) hints[kRestartsRoot] |= bit;
-            return {&a, false};
-        }
+    if (hint == MoveHint::EndsMove) {
+        // (Its sleep, when the run ended, is left to the caller, as after any tick.)
+        if (end_move_in_slot(index, s, m) != MoveEnd::Declined) return {&*s.agent, false};
     } else {
-        hints[kRestartsRoot] &= ~bit;
-        if (detail::Runtime::world_restart_tick(a, frame_, dt, m)) {
+        schedule(index).move_hint = MoveHint::None;
+        Agent& a = *s.agent;
+        const TimePoint last_time = s.last_time;  // (as step_hinted_slot)
+        s.last_time = now_;
+        if (detail::Runtime::world_restart_tick(a, frame_, Duration(now_ - last_time), m)) {
             ++m.agents_stepped;
-            if (schedule(index).state == State::Live && !a.has_pending_work())
-                move_hints_[2 * std::size_t{index / 64} + kEndsMove] |= bit;  // (found again, as in step_hinted_slot)
+            SlotSchedule& schedule_after = schedule(index);  // (found again, as in step_hinted_slot)
+            if (schedule_after.state == State::Live && !a.has_pending_work()) schedule_after.move_hint = MoveHint::EndsMove;
             return {&a, false};
         }
+        s.last_time = last_time;
     }
-    s.last_time = last_time;
     return tick_slot(index, m);
 }
 

@@ -476,8 +476,21 @@ private:
     /// contiguous array (schedules_, indexed by slot) rather than in the slot, so that the choice reads
     /// 8 bytes per agent instead of a cache line of its slot. The array may move when slots are added:
     /// it is only ever used by index, never through a kept reference.
+    /// A guess at what the agent's next tick is, for the loops' choice of entry (step_serial, the
+    /// parallel tasks): the end of a resumed move, or the root's restart after it. Set by the loops
+    /// where a tick leaves the next one known (a move's end leaves the root's restart; a restart that
+    /// suspended the next move, or any tick after which the agent sleeps, leaves the end of a resumed
+    /// move), None once the hinted entry is tried. Only a guess: each entry checks what it relies on
+    /// and declines, changing nothing, when the tick is not its kind (runtime/move_ticks.hpp), so a
+    /// stale hint (a despawn, a restore, an abort, a wake by a write, a listener set) costs time,
+    /// never behaviour. Not saved in a snapshot.
+    enum class MoveHint : std::uint8_t { None, EndsMove, RestartsRoot };
     struct SlotSchedule {
         detail::SlotState state = detail::SlotState::Free;
+        /// Read with the state by the loops, so that the choice of a move's entry costs no other
+        /// load. Each slot's own: a parallel task writes only its own slots' hints.
+        MoveHint move_hint = MoveHint::None;
+        std::uint16_t unused = 0;  // (named, so that the 8 bytes have no padding)
         std::uint32_t interval = 1;  // LOD: tick every `interval` frames
     };
     SlotSchedule& schedule(std::uint32_t index) noexcept { return schedules_[index]; }
@@ -494,17 +507,30 @@ private:
     /// With one thread: steps the awake agents of slots [from, to) in slot order, agents woken by an
     /// earlier tick included. Returns true when the budget stopped it (cursor_ is then where).
     bool step_serial(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
-    /// step_serial's loop. kHinted: a slot whose hint (move_hints_) names a move tick goes through
-    /// step_hinted_slot; without, the loop of a world whose hints were never set (a quiet one), which
-    /// has no hint to test and keeps the registers it had before there were hints.
-    template <bool kHinted> bool step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
+    /// step_serial's loop. kHinted: a slot whose hint (SlotSchedule::move_hint) names a move tick goes
+    /// through step_hinted_slot; without, the loop of a world whose hints were never set (a quiet one),
+    /// which has no hint to test and keeps the registers it had before there were hints.
+    /// kPrefetchBlocks: prefetch_blocks_, chosen once per frame rather than tested per agent.
+    template <bool kHinted, bool kPrefetchBlocks>
+    bool step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t to);
     /// step_serial's step of one slot (`s`: slot(slot)): its tick, then its sleep. Returns true for a
     /// quiet tick, which it leaves to the caller to count in `m` (count_quiet_ticks in world.cpp).
     bool step_slot(std::uint32_t slot, Slot& s, FrameMetrics& m);
-    /// step_serial's step of a slot whose hint (move_hints_) names one of a move's two ticks: that
-    /// entry first, with step_slot's after-tick work for the kind it did, and the hint for the agent's
-    /// next tick; step_slot when the entry declines. Returns step_slot's result (true: a quiet tick).
-    bool step_hinted_slot(std::uint32_t slot, Slot& s, FrameMetrics& m);
+    /// step_serial's step of a slot whose hint `hint` (its SlotSchedule::move_hint, not None) names one
+    /// of a move's two ticks: that entry first, with step_slot's after-tick work for the kind it did,
+    /// and the hint for the agent's next tick; step_slot when the entry declines. Returns step_slot's
+    /// result (true: a quiet tick).
+    bool step_hinted_slot(std::uint32_t slot, Slot& s, MoveHint hint, FrameMetrics& m);
+    /// What end_move_in_slot did: declined (nothing changed: the caller ticks the slot the general
+    /// way), or ended the agent's resumed move and with it its run, the root's restart queued (the
+    /// agent stays awake: its next tick is the restart) or not (an agent that does not restart).
+    enum class MoveEnd : std::uint8_t { Declined, RestartQueued, RunEnded };
+    /// The lean end of a move for the slot `s` (index `slot`) whose hint is MoveHint::EndsMove:
+    /// Runtime::world_end_move_tick, then the slot's hint (RestartsRoot when the restart is queued,
+    /// else None) and, when the entry took the tick, the slot's time of its last tick and the frame's
+    /// agents_stepped. Shared by step_hinted_slot and a parallel task's tick_hinted_slot (each does its
+    /// own sleep after: the serial loop at once, the parallel phase after the phase).
+    MoveEnd end_move_in_slot(std::uint32_t slot, Slot& s, FrameMetrics& m);
     /// What a parallel task's tick of a slot leaves (tick_slot): the agent ticked (still there after the
     /// tick: agents are freed at the end of the frame, so the task need not look its slot up again to
     /// settle it) and whether the tick was a quiet one (Runtime::world_tick: the agent stays awake with
@@ -514,9 +540,8 @@ private:
         bool quiet = false;
     };
     SlotTick tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick; the rest is schedule_after_step
-    /// tick_slot through the slot's hint (move_hints_), as step_serial chooses, with the hint for the
-    /// agent's next tick set: for a parallel task that holds the slot's word whole (no other task
-    /// reads or writes its hints during the phase). The rest is still the caller's (settle_after_tick).
+    /// tick_slot through the slot's hint (SlotSchedule::move_hint), as step_serial chooses, with the
+    /// hint for the agent's next tick set. The rest is still the caller's (settle_after_tick).
     SlotTick tick_hinted_slot(std::uint32_t slot, FrameMetrics& m);
     bool tick_agent(Slot& s, FrameMetrics& m);            // tick_slot, the slot's address known; true: a quiet tick (not counted in m)
     /// After its tick: the agent is live with work pending, so it stays awake and needs no scheduling.
@@ -575,14 +600,13 @@ private:
     bool valid(AgentHandle handle) const noexcept;
     // The awake set: a bit per slot, and a bit per 64 slots telling whether any of them is awake, so
     // that finding the awake agents costs O(slots / 4096) when few are (a waiting world), not O(slots).
-    /// Makes the awake set's words (and the move hints beside them) cover awake word `word`. new_slot
+    /// Makes the awake set's words cover awake word `word`. new_slot
     /// calls it for every slot it makes; set_awake for a slot index past them (none in a World's own
     /// paths since new_slot does, kept so that set_awake is safe for any index).
     void grow_awake_set(std::uint32_t word) {
         if (word < awake_.size()) return;
         awake_.resize(word + 1, 0);
         awake_words_.resize(word / 64 + 1, 0);
-        move_hints_.resize(2 * (word + 1), 0);  // (two hint words per awake word: see move_hints_)
     }
     void set_awake(std::uint32_t slot) {
         const std::uint32_t word = slot / 64;
@@ -607,7 +631,7 @@ private:
     }
     /// The first awake slot in [from, end), or `end`. Inline for the busy case (the next awake slot
     /// is in the same word); next_awake_far() skips empty words through the summary bits.
-    std::uint32_t next_awake(std::uint32_t from, std::uint32_t end) const {
+    [[gnu::always_inline]] std::uint32_t next_awake(std::uint32_t from, std::uint32_t end) const {
         const std::uint32_t word = from / 64;
         if (word < awake_.size()) {
             const std::uint64_t bits = awake_[word] >> (from % 64);
@@ -652,19 +676,8 @@ private:
     std::vector<std::uint64_t> awake_;        // bit per slot: has work, step when its LOD frame comes
     std::vector<std::uint64_t> awake_words_;  // bit per word of awake_: that word is not zero
     std::uint32_t awake_count_ = 0;           // bits set in awake_: a frame with none scans nothing
-    // Per slot, a guess of what its agent's next tick is, for the loops' choice of entry (step_serial,
-    // the parallel tasks): words 2w and 2w + 1 hold slots [64w, 64w + 64)'s "ends a resumed move"
-    // (kEndsMove) and "restarts the root" (kRestartsRoot) bits, beside awake_[w] (same size, twice
-    // the words; set_awake grows both). Set by the loops where a tick leaves the next one known (a
-    // move's end leaves the root's restart; a restart that suspended the next move, or any tick after
-    // which the agent sleeps, leaves the end of a resumed move), cleared when the hinted entry declines.
-    // Only a guess: each entry checks what it relies on and declines, changing nothing, when the tick
-    // is not its kind (runtime/move_ticks.hpp), so a stale hint (a despawn, a restore, an abort, a
-    // wake by a write, a listener set) costs time, never behaviour. Not saved in a snapshot.
-    std::vector<std::uint64_t> move_hints_;
-    bool move_hints_used_ = false;  // a hint was set once (step_serial then takes its hinted loop)
-    static constexpr std::uint32_t kEndsMove = 0;     // move_hints_[2w + kEndsMove]
-    static constexpr std::uint32_t kRestartsRoot = 1;  // move_hints_[2w + kRestartsRoot]
+    // A move hint was set once (SlotSchedule::move_hint): step_serial then takes its hinted loop.
+    bool move_hints_used_ = false;
     // Whether the loops that tick agents (step_serial, the parallel tasks) prefetch the state block of
     // the slot kBlockPrefetchDistance places ahead: set for good once an agent whose block is larger
     // than kPrefetchBlockBytes has joined (note_block_bytes). Small blocks lie close enough in the
