@@ -895,7 +895,7 @@ inline bool World::step_hinted_slot(std::uint32_t index, Slot& s, FrameMetrics& 
         }
     } else {
         hints[kRestartsRoot] &= ~bit;
-        if (detail::Runtime::world_restart_tick(a, frame_, dt, m)) {
+        if (detail::Runtime::world_restart_tick(a, frame_, dt, m, AgentHandle{index, s.generation})) {  // (handle_of: the agent is live)
             ++m.agents_stepped;
             // step_slot's after-tick work. The next move's start ran user code, which may have despawned
             // the agent.
@@ -1037,7 +1037,7 @@ World::SlotTick World::tick_hinted_slot(std::uint32_t index, FrameMetrics& m) {
         }
     } else {
         hints[kRestartsRoot] &= ~bit;
-        if (detail::Runtime::world_restart_tick(a, frame_, dt, m)) {
+        if (detail::Runtime::world_restart_tick(a, frame_, dt, m, AgentHandle{index, s.generation})) {  // (handle_of: the agent is live)
             ++m.agents_stepped;
             if (schedule(index).state == State::Live && !a.has_pending_work())
                 move_hints_[2 * std::size_t{index / 64} + kEndsMove] |= bit;  // (found again, as in step_hinted_slot)
