@@ -14,7 +14,8 @@
 #   Patrol's start and the MovementSystem::request it makes: since the lean World tick, h-lane,
 #   Runtime::world_tick is inline in the World's loop, so the ticks are not counted apart);
 #   then the self cost of every function, grouped into the parts of a move of docs/benchmarks.md
-#   ("A move through a World, fourth pass").
+#   ("A move through a World, fourth pass"; the restart tick as a part of its own since the seventh
+#   pass, h-restart).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # shellcheck source=scripts/callgrind_driver.sh
@@ -67,14 +68,17 @@ parts = [  # (part, patterns of the function names it holds), first match wins
      [r"World::resume_all", r"resume_suspended", r"place_resumed", r"resume_run", r"Agent::resume\(", r"World::resume\(",
       r"World::set_awake", r"on_agent_resume", r"on_agent_wake", r"place_in_queue", r"place_in_order",
       r"Runtime::enqueue"]),
-    ("the short paths (single_entry_work, end_resumed_run, restart_root_plainly)",
-     [r"single_entry_work", r"end_resumed_run", r"restart_root_plainly"]),
-    ("the next move's start (enter, the latent start, suspend, handle_of)",
-     [r"Runtime::enter", r"ActionContext::suspend", r"handle_of", r"LatentStart", r"_Function_handler",
+    ("the restart tick (restart_tick_checked with restart_on_plan inline; its uncommon ends; restart_root_plainly, handle_of)",
+     [r"restart_tick_checked", r"restart_tick_went_on", r"restart_on_plan", r"restart_after_plan", r"report_start_error",
+      r"after_latent_start", r"restart_root_plainly", r"handle_of"]),
+    ("the short paths (single_entry_work, end_resumed_run)",
+     [r"single_entry_work", r"end_resumed_run"]),
+    ("the next move's start through enter (enter, the latent start, suspend)",
+     [r"Runtime::enter", r"ActionContext::suspend", r"LatentStart", r"_Function_handler",
       r"mark_lower_guards_live", r"selector_advance", r"begin_pending", r"next_run_id", r"suspension_handle"]),
     ("the tick entries (single_work_tick or checked_tick, event_tick, finish_tick)",
      [r"single_work_tick", r"checked_tick", r"event_tick", r"single_entry_tick", r"finish_tick", r"tick_numbered",
-      r"world_tick", r"tick_in_world", r"event_loop", r"restart_tick_checked"]),
+      r"world_tick", r"tick_in_world", r"event_loop"]),
     ("the World's steps of the woken agents and their sleep (step_serial with tick_agent and world_tick's tests inline)",
      [r"World::step_serial", r"World::step_slot", r"World::tick_agent", r"fall_asleep", r"schedule_after_step",
       r"clear_awake", r"next_awake", r"World::run_frame", r"World::step\(", r"sleep_due", r"World::"]),

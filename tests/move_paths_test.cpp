@@ -456,7 +456,7 @@ TEST_CASE("Move paths: through a World, a latent start called directly gets the 
     }
 }
 
-// ---- the restart's latent leaf, entered on the plan (Runtime::enter_restart_leaf) ---------------------
+// ---- the restart's latent leaf, entered on the plan (Runtime::restart_on_plan) -----------------------
 
 namespace {
 
@@ -532,7 +532,7 @@ Tree three_guards(const Registry& registry, const char* move) {
 
 TEST_CASE("Move paths: the restart's latent leaf on the plan, whatever its start does, gives the general path's state") {
     // The traced agent of each Pair takes the general path (its listener); the plain one, in event
-    // mode, enter_restart_leaf: at its first tick and at each restart after a completed move.
+    // mode, restart_on_plan: at its first tick and at each restart after a completed move.
     const std::vector<std::pair<Then, std::vector<std::string>>> cases = {
         // what the start does at the restart, and the traces of the restart tick and the next
         {Then::Keep, {"0:I 9:I", ""}},

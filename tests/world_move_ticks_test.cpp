@@ -8,16 +8,22 @@
 // between a resume and the tick, guard writes that turn the restart away, a despawn and a new agent
 // in the reused slot, a listener set on one agent in the middle of its move, agents that do not
 // restart, deadlines, a World restored from a snapshot in the middle of the moves, and four threads.
+#include "snapshot/snapshot_access.hpp"  // a Move's run id, set near its 32-bit wrap
 #include "support/both_modes.hpp"
+#include "tree/tree_data.hpp"  // where the restart's plan keeps it (RootRestart::leaf_run_id_offset)
 
 #include <ebt/ebt.hpp>
 #include <ebt/snapshot.hpp>
 
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace ebt;
@@ -282,4 +288,182 @@ TEST_CASE("World move ticks: a move's two ticks, one agent, frame by frame") {
     CHECK(rec.all(end_tick) == "4:T(Success) 0:T(Success)");
     CHECK(world.step(50ms).agents_stepped == 1);
     CHECK(rec.all(end_tick + 1) == "0:I 1:G(false) 4:I");
+}
+
+// ---- the restart entry's exits (Runtime::restart_tick_checked) -------------------------------------------
+
+namespace {
+
+/// What the next start of an agent's move does once it has kept its handle (StartScript::then).
+enum class Start { Keep, Throw, ResumeSuccess, ResumeFailure, Abort, Despawn, WriteEnemy };
+
+/// One World's script for its agents' starts (every agent's user object), by slot index: the same
+/// slots and the same script in the general World and the hinted one. With threads, the starts of a
+/// frame run on several threads, each slot's on one: so one element per slot, and atomic counts.
+struct StartScript {
+    World* world = nullptr;
+    std::vector<Start> then;            // what the slot's next start does (then Keep)
+    std::vector<ResumeHandle> handles;  // the slot's last start's handle (run 0: none yet)
+    std::atomic<int> starts{0};
+    std::atomic<int> refused_resumes{0};  // resumes of its own handle that a start saw refused (none expected)
+    explicit StartScript(std::size_t slots) : then(slots, Start::Keep), handles(slots) {}
+};
+
+/// Move: a latent move whose start does what its agent's script says (once: the slot's entry goes
+/// back to Keep); Fight, running until aborted.
+Registry scripted_registry() {
+    Registry registry;
+    registry.add_latent_action("Move", [](ActionContext& ctx, const ResumeHandle& h) {
+        StartScript& script = ctx.user<StartScript>();
+        ++script.starts;
+        script.handles.at(h.agent.index) = h;
+        const Start then = std::exchange(script.then.at(h.agent.index), Start::Keep);
+        switch (then) {
+        case Start::Keep: break;
+        case Start::Throw: throw std::runtime_error("no path");
+        case Start::ResumeSuccess:
+            if (!ctx.agent().resume(h, Status::Success)) ++script.refused_resumes;
+            break;
+        case Start::ResumeFailure:
+            if (!ctx.agent().resume(h, Status::Failure)) ++script.refused_resumes;
+            break;
+        case Start::Abort: ctx.agent().abort(); break;
+        case Start::Despawn: script.world->despawn(h.agent); break;
+        case Start::WriteEnemy: ctx.blackboard().set("enemy", true); break;
+        }
+    });
+    registry.add_action("Fight", [](ActionContext&) { return Status::Running; });
+    return registry;
+}
+
+/// The restart's plan over two skipped guards of both kinds it reads, to the latent Move, with a next
+/// child for Move's Failure: 0 ActiveSelector, 1 Sequence (leading condition 2, check(enemy)), 3 Fight,
+/// 4 Sequence (precondition is(alarm)), 5 Fight, 6 Move, 7 AlwaysSuccess.
+Tree scripted_tree(const Registry& registry) {
+    return TreeBuilder("scripted", registry)
+        .key<bool>("enemy")
+        .key<bool>("alarm")
+        .active_selector()
+            .sequence().check("enemy").action("Fight").back()
+            .sequence().precondition(Predicate::is("alarm")).action("Fight").back()
+            .action("Move")
+            .always_success()
+        .back()
+        .end();
+}
+
+/// A World of scripted agents (`listener` on every one of them: the general path) and its script.
+struct Scripted {
+    std::unique_ptr<World> world = std::make_unique<World>();
+    StartScript script;
+    std::vector<AgentHandle> agents;
+    TraceListener* listener = nullptr;
+    explicit Scripted(std::size_t slots) : script(slots) { script.world = world.get(); }
+    AgentHandle spawn(const Tree& tree, std::size_t i, Mode mode) {
+        return world->spawn(tree, SpawnOptions{.mode = mode, .seed = i, .listener = listener, .user = &script});
+    }
+};
+
+/// Sets the low 32 bits of the run id of the plan's leaf (Move) of agent `a` (between ticks).
+void set_move_run_low(Agent& a, std::uint32_t low) {
+    const detail::TreeData& t = detail::EngineAccess::tree_data(a.tree());
+    REQUIRE(t.root_restart.leaf_latent != nullptr);
+    std::memcpy(detail::SnapshotAccess::block(a) + t.root_restart.leaf_run_id_offset, &low, sizeof low);
+}
+
+/// Before frame `frame` (the same in both Worlds): a new agent in the slot of each despawned one,
+/// resumes (with Success, some with Failure), what the next starts do, guard writes (some of which
+/// hold at a restart), and, before frame 6, every Move's run id two runs short of its 32-bit wrap.
+void drive_starts(Scripted& d, const Tree& tree, int frame, Mode mode, bool threaded) {
+    World& w = *d.world;
+    for (std::size_t i = 0; i < d.agents.size(); ++i) {
+        if (!w.agent(d.agents[i])) d.agents[i] = d.spawn(tree, i, mode);  // (its slot: the same in both)
+        Agent& a = w.at(d.agents[i]);
+        const std::uint32_t r = mix(static_cast<std::uint64_t>(frame) * 100'019 + i);
+        if (frame == 6) set_move_run_low(a, 0xFFFF'FFFEu);
+        // Every kind of start in turn, one agent in three at a time (the others keep their handle).
+        static constexpr Start kinds[] = {Start::Throw, Start::ResumeSuccess, Start::ResumeFailure, Start::Abort,
+                                          Start::Despawn, Start::WriteEnemy};
+        if (r % 3 == 0) {
+            const Start then = kinds[(r / 3 + static_cast<std::uint32_t>(frame)) % 6];
+            if (!threaded || then != Start::Despawn) d.script.then.at(d.agents[i].index) = then;
+        }
+        if (r % 11 == 0) a.blackboard().set("enemy", true);
+        else if (r % 13 == 0) a.blackboard().set("alarm", true);
+        else if (r % 2 == 0) {
+            a.blackboard().set("enemy", false);
+            a.blackboard().set("alarm", false);
+        }
+        for (const SuspendedAction& s : suspended_actions(a))
+            if (r % 7 != 6) w.resume(s.handle, r % 17 == 5 ? Status::Failure : Status::Success);
+    }
+}
+
+/// The general World (a listener on every agent) and the hinted one (`threads` threads) driven alike
+/// for `frames` frames: after each, the same frame metrics, live agents, state bytes and counts, and
+/// the same handles given to the starts.
+void run_starts_against_general(Mode mode, std::size_t count, int frames, std::uint32_t threads) {
+    const Registry registry = scripted_registry();
+    const Tree tree = scripted_tree(registry);
+    test::TraceRecorder rec;
+    Scripted general(count), hinted(count);  // (a despawned agent's slot is the next spawn's: count slots)
+    general.listener = &rec;
+    hinted.world->set_threads(threads);
+    for (std::size_t i = 0; i < count; ++i) {
+        general.agents.push_back(general.spawn(tree, i, mode));
+        hinted.agents.push_back(hinted.spawn(tree, i, mode));
+    }
+    bool wrapped = false;
+    for (int frame = 0; frame < frames; ++frame) {
+        CAPTURE(frame);
+        drive_starts(general, tree, frame, mode, threads > 1);
+        drive_starts(hinted, tree, frame, mode, threads > 1);
+        const FrameMetrics g = general.world->step(50ms);
+        const FrameMetrics h = hinted.world->step(50ms);
+        CHECK(g.agents_stepped == h.agents_stepped);
+        CHECK(g.events_handled == h.events_handled);
+        CHECK(g.guards_evaluated == h.guards_evaluated);
+        CHECK(g.behaviors_updated == h.behaviors_updated);
+        for (std::size_t i = 0; i < count; ++i) {
+            CAPTURE(i);
+            const Agent* ga = general.world->agent(general.agents[i]);
+            const Agent* ha = hinted.world->agent(hinted.agents[i]);
+            REQUIRE((ga == nullptr) == (ha == nullptr));
+            REQUIRE(general.agents[i] == hinted.agents[i]);
+            if (!ga) continue;
+            CHECK(save_agent(*ga) == save_agent(*ha));
+            CHECK(ga->stats().nodes_visited == ha->stats().nodes_visited);
+            CHECK(ga->stats().guards_evaluated == ha->stats().guards_evaluated);
+            CHECK(ga->stats().updates == ha->stats().updates);
+            CHECK(ga->ticks() == ha->ticks());
+        }
+        CHECK(general.script.starts == hinted.script.starts);
+        CHECK(general.script.refused_resumes == 0);
+        CHECK(hinted.script.refused_resumes == 0);
+        for (std::uint32_t slot = 0; slot < count; ++slot) {
+            CAPTURE(slot);
+            const ResumeHandle& handle = general.script.handles[slot];
+            const ResumeHandle& other = hinted.script.handles[slot];
+            CHECK(handle.agent == other.agent);
+            CHECK(handle.node == other.node);
+            CHECK(handle.run == other.run);
+            if (handle.run != 0) CHECK(handle.agent.index == slot);
+            if (other.run > 0xFFFF'FFFFu) wrapped = true;
+        }
+    }
+    CHECK(wrapped);  // (some restart's run id went past 2^32 - 1)
+}
+
+}  // namespace
+
+TEST_CASE("World move ticks: the restart entry's every exit gives the general path's state and handles") {
+    // Starts that throw, call abort(), resume their own handle (with Success or Failure), despawn
+    // their agent or write a skipped guard's key; skipped guards that hold at the restart; run ids
+    // that wrap past 32 bits: against a World whose agents all take the general path.
+    test::in_both_modes([&](Mode mode) { run_starts_against_general(mode, 48, 40, 1); });
+}
+
+TEST_CASE("World move ticks: the restart entry's exits on four threads") {
+    // (Enough agents that the frames tick on the threads; no despawn, which the parallel phase refuses.)
+    test::in_both_modes([&](Mode mode) { run_starts_against_general(mode, 3000, 14, 4); });
 }

@@ -149,8 +149,10 @@ void Runtime::event_tick() {
 // The two short paths need an agent without a trace listener (they report nothing) and leave the
 // state, counts and queue exactly as the general path would (docs/semantics.md, "A completed move").
 // They repeat the general path's bookkeeping for those cases: a change to what ending or starting a
-// node sets or counts must be made in end_resumed_run and restart_root_plainly too
-// (tests/move_paths_test.cpp and the differential test compare both after every tick).
+// node sets or counts must be made in end_resumed_run_in and restart_on_plan too (and in the World's
+// restart tick, restart_tick_checked, which pops the root itself)
+// (tests/move_paths_test.cpp, tests/world_move_ticks_test.cpp and the differential test compare both
+// after every tick).
 // Returns true when the tick is done.
 bool Runtime::single_entry_tick() {
     std::uint16_t* q = queue();
@@ -189,16 +191,8 @@ bool Runtime::single_update_done(NodeIndex n, std::uint16_t head, Status s) {
 // single_entry_tick's node when its work is not a plain update (a resume, a pending start, dirty
 // checks, a due timer), and a World's move tick's (single_work_tick). Returns true when the tick is done.
 inline bool Runtime::entry_work(NodeIndex n, std::uint16_t work) {
-    std::uint16_t* q = queue();
     if (work == kStartPending) {  // the root's restart after its run ended (or another pending start)
-        if (n == 0 && t.root_restart.usable && !a.listener_ && restart_root_plainly()) {
-            if (stopping || a.queue_size_ != 1) return false;
-            // Nothing queued for this tick (the new move suspended): the loop would pop the
-            // marker and put it back at the end.
-            a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
-            q[a.queue_head_] = kQueueMarker;
-            return true;
-        }
+        if (n == 0 && t.root_restart.usable && !a.listener_ && restart_root_plainly()) return end_plain_restart_tick();
         begin_pending(n);
     } else if (work == (kResumePending | kSuspended) && def(n).kind == NodeKind::Action && running(n)) {
         // A resumed action ends (a completed move): in the common case with its ancestors, and
@@ -245,28 +239,6 @@ inline bool Runtime::entry_work(NodeIndex n, std::uint16_t work) {
     agent.walk_pos_ = n;
     rt.count_visit();
     if (!rt.entry_work(n, static_cast<std::uint16_t>(flags & kPendingWork))) rt.event_loop();
-    rt.finish_tick();
-}
-
-// World's restart entry (Runtime::world_restart_tick, runtime/move_ticks.hpp) once it has checked
-// that the tick is one world_tick would hand to single_work_tick with the root's pending start as the
-// queue's one node: single_work_tick with that node and work known, so that entry_work's choice is
-// made at compile time. Here, next to entry_work, so that it can be inline.
-[[gnu::noinline]] void Runtime::restart_tick_checked(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame) {
-    TickScope scope(agent.in_tick_);
-    agent.ticks_ = tick;
-    agent.clock_ += dt.count();
-    Runtime rt(agent);
-    rt.dt = dt;
-    rt.frame = &frame;
-    // single_entry_tick's pop of the queue's one node, the root (walk_pos_ goes from -1 to 0).
-    agent.queue_head_ = static_cast<std::uint16_t>(rt.queue_slot(1));
-    agent.queue_size_ = 1;
-    rt.clear(0, kQueued);
-    rt.check_walk_order(0);
-    agent.walk_pos_ = 0;
-    rt.count_visit();
-    if (!rt.entry_work(0, kStartPending)) rt.event_loop();
     rt.finish_tick();
 }
 

@@ -151,7 +151,8 @@ inline Runtime::MoveEndTick Runtime::world_end_move_tick(Agent& a, std::uint64_t
     return restarts ? MoveEndTick::RestartQueued : MoveEndTick::RunEnded;
 }
 
-inline bool Runtime::world_restart_tick(Agent& a, std::uint64_t tick, Duration dt, FrameMetrics& frame) {
+inline bool Runtime::world_restart_tick(Agent& a, std::uint64_t tick, Duration dt, FrameMetrics& frame,
+                                       AgentHandle in_world) {
     TimePoint clock_after = 0;
     if (move_tick_node(a, tick, dt, clock_after) != 0) return false;  // (the root, or not this tick)
     const TreeData& t = EngineAccess::tree_data(a.tree_);
@@ -159,7 +160,7 @@ inline bool Runtime::world_restart_tick(Agent& a, std::uint64_t tick, Duration d
                                                                t.layout.flags_offset);
     // The work single_work_tick would hand to entry_work (which then tries restart_root_plainly).
     if ((flags[0] & kPendingWork) != kStartPending) return false;
-    restart_tick_checked(a, tick, dt, frame);
+    restart_tick_checked(a, tick, clock_after, dt, frame, in_world);
     return true;
 }
 

@@ -201,22 +201,51 @@ struct Runtime {
     void end_resumed_run(NodeIndex n);
     /// The root's pending restart (popped by single_entry_tick) through TreeData::root_restart: false,
     /// with nothing changed, when one of the skipped guards holds (the general path runs then).
+    /// restart_on_plan, then restart_after_plan unless the common end was reached.
     bool restart_root_plainly();
-    /// restart_root_plainly's entry of the plan's leaf when it is a latent action whose start the
-    /// engine calls directly (RootRestart::leaf_latent): what enter(leaf) does for it, with the leaf's
-    /// records read from the plan (`leaf`: plan.leaf). Returns enter's outcome. Always inline:
-    /// restart_root_plainly's body, with no call and no second set of saved registers.
-    [[gnu::always_inline]] inline Outcome enter_restart_leaf(const RootRestart& plan, NodeIndex leaf);
-    /// enter_restart_leaf's end when it is not the common one (the start threw, an abort() is due, or
-    /// the run is no longer suspended): enter's, after the onInitialize of action `n` returned
-    /// (`ok`) or threw. Out of line, so that the common path keeps few values across the start.
+    /// What restart_on_plan did, and so what is left of the restart for its caller.
+    enum class PlanRestart : std::uint8_t {
+        GuardHolds,  // a skipped guard holds: nothing was changed (begin_pending restarts the root)
+        Suspended,   // the common end: the latent leaf's start returned, no abort() is due, the run is
+                     // still suspended (enter's Running: nothing is left)
+        Started,     // the start returned otherwise (an abort() due, the run resumed): after_latent_start(leaf, true)
+        Threw,       // the start threw, reported (an Error event): after_latent_start(leaf, false)
+        EnterLeaf,   // the leaf is not one whose start the plan calls itself: enter(leaf)
+    };
+    /// The root's restart through the plan, given the agent (no Runtime needed): the skipped guards
+    /// read (GuardHolds, nothing changed, when one holds); else begin_pending(0), enter(0) and
+    /// selector_advance's evaluation of the skipped guards (false, counted in the agent's stats and in
+    /// `frame` when there is one), then, for a latent leaf with no user memory (RootRestart::leaf_latent),
+    /// enter(leaf) up to its start's return: the run id moved on, the run suspended, the start called
+    /// with the handle {in_world, serial, leaf, run}. For an event agent without a trace listener,
+    /// inside a tick, not stopping, whose root was just popped (walk position 0). `in_world`: the
+    /// agent's handle in its host (AgentHost::handle_of), or AgentHandle{} without one. Always inline:
+    /// the body of restart_root_plainly (the general path's pop) and of restart_tick_checked (a World's
+    /// restart tick, which builds no Runtime unless the restart leaves the common path).
+    [[gnu::always_inline]] static inline PlanRestart restart_on_plan(Agent& agent, const TreeData& tree, Duration dt,
+                                                                     FrameMetrics* frame, AgentHandle in_world);
+    /// The rest of the restart when restart_on_plan returned `r` (not GuardHolds or Suspended): enter's
+    /// end (enter(leaf), or after_latent_start), and when the leaf did not stay running,
+    /// selector_advance to the next child and the root's end if the selector ends. Out of line: the
+    /// common path does not need it.
+    [[gnu::noinline]] void restart_after_plan(PlanRestart r);
+    /// entry_work's end of a tick whose first pop restarted the root through the plan: when nothing
+    /// is queued for this tick and no abort() is due, the loop's last step (the marker popped and put
+    /// back at the end) done here, and true (the tick is done); false when the loop must run.
+    bool end_plain_restart_tick() {
+        if (stopping || a.queue_size_ != 1) return false;
+        a.queue_head_ = static_cast<std::uint16_t>(queue_slot(1));
+        queue()[a.queue_head_] = kQueueMarker;
+        return true;
+    }
+    /// enter's end after the onInitialize (or the latent start) of action `n` returned (`ok`) or threw:
+    /// an abort() due is carried out, a start that threw ends the action Failure, a run no longer
+    /// suspended is updated. Out of line, so that restart_on_plan's callers keep few values across
+    /// the start: enter and restart_after_plan.
     [[gnu::noinline]] Outcome after_latent_start(NodeIndex n, bool ok);
     /// Called from a catch block: reports the exception being handled as contained(n, ...) reports
     /// what its function threw (an Error event), and returns false, as contained does.
     [[gnu::noinline]] bool contain_current_error(NodeIndex n);
-    /// restart_root_plainly's end when the leaf did not stay running (outcome `o`): selector_advance
-    /// to the next child, and the root's end if the selector ends. Out of line, as above.
-    [[gnu::noinline]] void restart_after_leaf(NodeIndex leaf, Outcome o);
     void arm_timer(NodeIndex n, TimePoint when);
     /// A predicate's value (owner: where errors are reported). The common guard, one bool key
     /// against its expected value (`check(key)`, a leading condition), is read here straight from the
@@ -317,10 +346,11 @@ struct Runtime {
     /// world_end_move_tick: the queue's one node is a suspended action resumed with Success that ends
     /// the run (entry_work's end_resumed_run case): the tick ends it, and the root's restart is queued.
     static MoveEndTick world_end_move_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
-    /// world_restart_tick: the queue's one node is the root with its start pending and a plain restart
-    /// plan (entry_work's restart_root_plainly case); the tick goes on out of line (restart_tick_checked).
-    /// Returns true when it took the tick.
-    static bool world_restart_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
+    /// world_restart_tick: the queue's one node is the root with its start pending (entry_work's
+    /// restart_root_plainly case, or begin_pending's when the tree has no plan); the tick goes on out of
+    /// line (restart_tick_checked). `in_world`: the agent's handle in the World (handle_of(slot): the
+    /// World's loops have the slot's generation at hand, and the agent is live).
+    static bool world_restart_tick(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame, AgentHandle in_world);
     /// The checks both move entries share, world_tick's up to its queue's head: the node that is the
     /// queue's one entry when the tick is one world_tick hands to single_work_tick (or would, for its
     /// node's work), else kQueueMarker. `clock_after` is the agent's clock after the tick. Changes nothing.
@@ -335,9 +365,22 @@ struct Runtime {
     /// move_tick_node, with the head: for world_end_move_tick, which pops the node without reading
     /// the head again.
     static MoveTickStart move_tick_start(const Agent& agent, std::uint64_t tick, Duration dt);
-    /// world_restart_tick's tick once its checks passed: single_work_tick with the node (the root) and
-    /// its work (kStartPending) known. Out of line in event_scheduler.cpp, next to entry_work.
-    static void restart_tick_checked(Agent& agent, std::uint64_t tick, Duration dt, FrameMetrics& frame);
+    /// world_restart_tick's tick once its checks passed (`clock_after`: the agent's clock after it):
+    /// what single_work_tick does with the root's pending start, without a Runtime on its common path
+    /// (restart_on_plan inline: the root restarted, the next move started and suspended, nothing else
+    /// queued). A Runtime is built only where the restart leaves that path (restart_tick_went_on), and
+    /// a tree whose plan does not start the leaf itself goes through single_work_tick. Out of line in
+    /// semantics.cpp, next to restart_on_plan.
+    static void restart_tick_checked(Agent& agent, std::uint64_t tick, TimePoint clock_after, Duration dt,
+                                     FrameMetrics& frame, AgentHandle in_world);
+    /// restart_tick_checked's continuation where the restart left the common path (`r`, not
+    /// Suspended; or Suspended with work queued for this tick): a Runtime built for the rest of
+    /// entry_work's restart case, event_loop and finish_tick. Out of line.
+    [[gnu::noinline]] static void restart_tick_went_on(Agent& agent, Duration dt, FrameMetrics& frame, PlanRestart r);
+    /// restart_on_plan's catch: reports the exception being handled for action `n` through a Runtime
+    /// of the agent (contain_current_error). Its `stopping` is not kept: after_latent_start, which
+    /// comes next, asks stop_requested() again and finds the same answer.
+    [[gnu::noinline]] static void report_start_error(Agent& agent, NodeIndex n);
     /// end_resumed_run's body, given the block's arrays: shared by the member (the general path) and
     /// world_end_move_tick, which builds no Runtime.
     static void end_resumed_run_in(Agent& a, const TreeData& t, std::uint16_t* flags, Status* statuses,

@@ -230,7 +230,6 @@ Outcome Runtime::enter(NodeIndex n) {
         const std::uint64_t run = next_run_id(n);  // makes older resume handles stale
         const ActionCall& call = t.action_calls[n];
         if (call.memory_size) std::memset(b + call.memory_offset, 0, call.memory_size);
-        bool ok = true;
         if (call.latent && a.in_tick_) {
             // A latent action (Registry::add_latent_action): what its onInitialize, LatentStart, does
             // (ctx.suspend(), then start with the handle), with the suspension made here and start
@@ -239,18 +238,16 @@ Outcome Runtime::enter(NodeIndex n) {
             set(n, kSuspended);
             const ResumeHandle handle = suspension_handle(n, run);
             ActionContext ctx = action_context(n);
-            ok = contained(n, [&] { call.latent->start(ctx, handle); });
-            if (stop_requested()) return Outcome::Running;  // the node ends Aborted with the rest
-        } else if (call.spec->on_initialize) {
+            const bool ok = contained(n, [&] { call.latent->start(ctx, handle); });
+            return after_latent_start(n, ok);  // (an abort() due, a start that threw, a run resumed)
+        }
+        if (call.spec->on_initialize) {
             ActionContext ctx = action_context(n);
-            ok = contained(n, [&] { call.spec->on_initialize(ctx); });
-            if (stop_requested()) return Outcome::Running;  // the node ends Aborted with the rest
+            const bool ok = contained(n, [&] { call.spec->on_initialize(ctx); });
+            return after_latent_start(n, ok);
         }
-        if (!ok) {
-            terminate(n, Status::Failure);
-            return Outcome::Failure;
-        }
-        if (has(n, kSuspended)) return Outcome::Running;
+        // No onInitialize: nothing ran that could ask for an abort, throw or suspend the run (the mask
+        // above cleared kSuspended), so the action is updated.
         return update_leaf(n);
     }
     case NodeKind::AlwaysSuccess:
@@ -649,20 +646,56 @@ void Runtime::end_resumed_run(NodeIndex n) {
     end_resumed_run_in(a, t, node_flags, statuses, queue_entries, n);  // (runtime/move_ticks.hpp)
 }
 
-inline Outcome Runtime::enter_restart_leaf(const RootRestart& plan, NodeIndex leaf) {
-    // enter(leaf) of an unguarded latent action, with no listener (so nothing to report), in event
-    // mode, inside a tick and not stopping (restart_root_plainly runs at the start of the tick's
-    // first pop): its status and flags and the next run id, then what its onInitialize (LatentStart)
-    // does: the run suspended and the start called with the handle.
-    // The agent's handle in its host first (suspension_handle's look-up, which changes nothing).
-    const AgentHandle in_world = a.host_ ? a.host_->handle_of(a.host_slot_) : AgentHandle{};
+inline Runtime::PlanRestart Runtime::restart_on_plan(Agent& a, const TreeData& t, Duration dt, FrameMetrics* frame,
+                                                     AgentHandle in_world) {
+    const RootRestart& plan = t.root_restart;
+    const std::byte* values = EngineAccess::raw_values(a.blackboard_);
+    const RootRestart::Skipped* const first_skipped = plan.skipped.data();
+    const RootRestart::Skipped* const end_skipped = first_skipped + plan.skipped_count;
+    for (const RootRestart::Skipped* g = first_skipped; g != end_skipped; ++g)
+        if (*reinterpret_cast<const bool*>(values + g->value_offset) == g->expected) return PlanRestart::GuardHolds;
+#if defined(EBT_VALIDATE)
+    {
+        // (an EBT_VALIDATE build's checks of the places written below, as cursor(0) and mem() make them)
+        Runtime checks(a);
+        checks.check_memory_access(0, 0, sizeof(NodeIndex));
+        if (plan.leaf_latent) checks.check_memory_access(plan.leaf, 0, 6);
+    }
+#endif
+    std::byte* const b = reinterpret_cast<std::byte*>(a.block_.get());
+    auto* const flags = reinterpret_cast<std::uint16_t*>(b + t.layout.flags_offset);
+    auto* const statuses = reinterpret_cast<Status*>(b + t.layout.status_offset);
+    // begin_pending(0), enter(0): the root runs (no guard of its own, nothing to report). enter's mask
+    // clears the kStartPending that begin_pending clears; the root's mask here leaves out kQueued too,
+    // which the pop cleared (restart_root_plainly) or leaves to this (restart_tick_checked).
     constexpr auto kKeptOnEntry = static_cast<std::uint16_t>(kGuardPrev | kGuardDirty | kCooldownArmed | kQueued);
-    std::uint16_t& leaf_flags = fl(leaf);
-    st(leaf) = Status::Running;
+    statuses[0] = Status::Running;
+    flags[0] = static_cast<std::uint16_t>(flags[0] & kKeptOnEntry & ~kQueued);
+    // selector_advance -> start_child -> eval_guard of each skipped child: false, counted.
+    for (const RootRestart::Skipped* g = first_skipped; g != end_skipped; ++g)
+        flags[g->node] = static_cast<std::uint16_t>(flags[g->node] & ~(kGuardPrev | kGuardDirty));
+    a.stats_.guards_evaluated += plan.skipped_count;
+    if (frame) frame->guards_evaluated += plan.skipped_count;
+    // selector_advance's cursor(0) = leaf and start_child's advance(leaf): the walk is at the root
+    // (0, the node just popped), and the leaf, a child of the root, comes after it.
+    const NodeIndex leaf = plan.leaf;
+    a.walk_pos_ = leaf;
+    *reinterpret_cast<NodeIndex*>(b + plan.root_cursor_offset) = leaf;
+    // From here on as selector_advance, enter(0) and begin_pending(0) go on. (selector_advance's
+    // mark_lower_guards_live(0, leaf) after a leaf that runs has nothing to do here: the children
+    // before the leaf are the skipped ones, whose kGuardDirty was cleared above, and a write during
+    // the leaf's start that dirties one of their guards has already scheduled the check at the root
+    // that mark_lower_guards_live would schedule: the guard is live then, wake_guard.)
+    if (!plan.leaf_latent) return PlanRestart::EnterLeaf;
+    // enter(leaf) of an unguarded latent action with no user memory, with no listener (so nothing to
+    // report), in event mode, inside a tick and not stopping: its status and flags and the next run
+    // id, then what its onInitialize (LatentStart) does: the run suspended and the start called with
+    // the handle.
+    std::uint16_t& leaf_flags = flags[leaf];
+    statuses[leaf] = Status::Running;
     leaf_flags = static_cast<std::uint16_t>((leaf_flags & kKeptOnEntry) | kSuspended);
     // next_run_id(leaf): the 48-bit count of its runs, kept as three 16-bit words, moved on. The
     // upper word changes only when the lower 32 bits wrap.
-    check_memory_access(leaf, 0, 6);  // (an EBT_VALIDATE build's check of the run id's place, as mem() makes it)
     std::byte* const run_words = b + plan.leaf_run_id_offset;
     std::uint32_t low;
     std::uint16_t high;
@@ -675,27 +708,29 @@ inline Outcome Runtime::enter_restart_leaf(const RootRestart& plan, NodeIndex le
         std::memcpy(run_words + sizeof low, &high, sizeof high);
     }
     const std::uint64_t run = std::uint64_t{high} << 32 | low;
-    // (No user memory to zero: the plan takes a latent leaf without any.)
     const ResumeHandle handle{in_world, a.serial_, leaf, run};  // suspension_handle(leaf, run)
     ActionContext ctx;  // make_action_context(a, t.action_calls[leaf], leaf, dt)
     ctx.agent_ = &a;
     ctx.ports_ = plan.leaf_ports;
     ctx.dt_ = dt;
     ctx.node_ = leaf;
-    // contained(leaf, start), with the try here, so that the common path has no call of its own;
-    // what the start threw is reported as contained reports it (contain_current_error).
-    bool ok = true;
+    // contained(leaf, start), with the try here, so that the common path has no call of its own.
     try {
         plan.leaf_latent->start(ctx, handle);
     } catch (...) {
-        ok = contain_current_error(leaf);
+        report_start_error(a, leaf);
+        return PlanRestart::Threw;
     }
-    // The common end: the start returned, no abort() is due and the run is still suspended (as enter
-    // would, Running). (This Runtime's `stopping` is false until stop_requested sets it: the start
-    // has no way to this Runtime.)
-    if (ok && !a.abort_requested_ && (leaf_flags & kSuspended) != 0) [[likely]]
-        return Outcome::Running;
-    return after_latent_start(leaf, ok);
+    // The common end: no abort() is due and the run is still suspended (enter: Running). (The caller's
+    // `stopping`, if it has a Runtime, is false until stop_requested sets it: the start has no way to it.)
+    if (!a.abort_requested_ && (leaf_flags & kSuspended) != 0) [[likely]]
+        return PlanRestart::Suspended;
+    return PlanRestart::Started;
+}
+
+void Runtime::report_start_error(Agent& agent, NodeIndex n) {
+    Runtime rt(agent);
+    rt.contain_current_error(n);
 }
 
 bool Runtime::contain_current_error(NodeIndex n) {
@@ -714,45 +749,89 @@ Outcome Runtime::after_latent_start(NodeIndex n, bool ok) {
 }
 
 bool Runtime::restart_root_plainly() {
-    const RootRestart& plan = t.root_restart;
-    const std::byte* values = EngineAccess::raw_values(a.blackboard_);
-    const RootRestart::Skipped* const first_skipped = plan.skipped.data();
-    const RootRestart::Skipped* const end_skipped = first_skipped + plan.skipped.size();
-    for (const RootRestart::Skipped* g = first_skipped; g != end_skipped; ++g)
-        if (*reinterpret_cast<const bool*>(values + g->value_offset) == g->expected) return false;
-    // begin_pending(0), enter(0): the root runs (no guard of its own, nothing to report). enter's mask
-    // clears the kStartPending that begin_pending clears.
-    constexpr auto kKeptOnEntry = static_cast<std::uint16_t>(kGuardPrev | kGuardDirty | kCooldownArmed | kQueued);
-    st(0) = Status::Running;
-    fl(0) = static_cast<std::uint16_t>(fl(0) & kKeptOnEntry);
-    // selector_advance -> start_child -> eval_guard of each skipped child: false, counted.
-    for (const RootRestart::Skipped* g = first_skipped; g != end_skipped; ++g)
-        clear(g->node, static_cast<std::uint16_t>(kGuardPrev | kGuardDirty));
-    a.stats_.guards_evaluated += plan.skipped_count;
-    if (frame) frame->guards_evaluated += plan.skipped_count;
-    // selector_advance's cursor(0) = leaf and start_child's advance(leaf): the walk is at the root
-    // (0, the node just popped), and the leaf, a child of the root, comes after it.
-    const NodeIndex leaf = plan.leaf;
-    a.walk_pos_ = leaf;
-    check_memory_access(0, 0, sizeof(NodeIndex));  // (as cursor(0) checks it in an EBT_VALIDATE build)
-    *reinterpret_cast<NodeIndex*>(b + plan.root_cursor_offset) = leaf;
-    // From here on as selector_advance, enter(0) and begin_pending(0) go on. (selector_advance's
-    // mark_lower_guards_live(0, leaf) after a leaf that runs has nothing to do here: the children
-    // before the leaf are the skipped ones, whose kGuardDirty was cleared above, and a write during
-    // the leaf's start that dirties one of their guards has already scheduled the check at the root
-    // that mark_lower_guards_live would schedule: the guard is live then, wake_guard.)
-    const Outcome o = plan.leaf_latent ? enter_restart_leaf(plan, leaf) : enter(leaf);
-    if (o != Outcome::Running) restart_after_leaf(leaf, o);  // (Running: the next move suspended, or an abort is due)
+    // The agent's handle in its host, for the leaf's start (suspension_handle's look-up, which changes nothing).
+    const AgentHandle in_world = a.host_ && t.root_restart.leaf_latent ? a.host_->handle_of(a.host_slot_) : AgentHandle{};
+    const PlanRestart r = restart_on_plan(a, t, dt, frame, in_world);
+    if (r == PlanRestart::GuardHolds) return false;
+    if (r != PlanRestart::Suspended) restart_after_plan(r);
     return true;
 }
 
-void Runtime::restart_after_leaf(NodeIndex leaf, Outcome o) {
-    const Outcome r = o == Outcome::Success ? o : selector_advance(0, def(leaf).next_sibling);
+void Runtime::restart_after_plan(PlanRestart r) {
+    const NodeIndex leaf = t.root_restart.leaf;
+    const Outcome o = r == PlanRestart::EnterLeaf ? enter(leaf) : after_latent_start(leaf, r == PlanRestart::Started);
+    if (o == Outcome::Running) return;  // (the next move suspended, or an abort is due)
+    const Outcome root = o == Outcome::Success ? o : selector_advance(0, def(leaf).next_sibling);
     if (stopping) return;
-    if (r != Outcome::Running) {
-        terminate(0, to_status(r));
-        if (!stopping) root_done(to_status(r));
+    if (root != Outcome::Running) {
+        terminate(0, to_status(root));
+        if (!stopping) root_done(to_status(root));
     }
+}
+
+// A World's restart tick (world_restart_tick, runtime/move_ticks.hpp, has made world_tick's checks and
+// found the root's start pending as the queue's one entry): single_work_tick's pop, entry_work's
+// restart case and finish_tick, with restart_on_plan inline and no Runtime while the restart stays on
+// its common path. Here, next to restart_on_plan, so that it can be inline.
+[[gnu::noinline]] void Runtime::restart_tick_checked(Agent& a, std::uint64_t tick, TimePoint clock_after, Duration dt,
+                                                     FrameMetrics& frame, AgentHandle in_world) {
+    const TreeData& t = EngineAccess::tree_data(a.tree_);
+    // A tree whose plan does not start its leaf itself (or that has no plan): the general path, which
+    // enters the leaf through enter (or restarts the root through begin_pending).
+    if (!t.root_restart.leaf_latent) return single_work_tick(a, tick, dt, frame);
+#if defined(EBT_VALIDATE)
+    if (a.host_ && a.host_->handle_of(a.host_slot_) != in_world)
+        Runtime(a).report_broken("a World's restart tick", "the handle the World gave is not the agent's handle_of");
+    Runtime(a).check_walk_order(0);
+#endif
+    TickScope scope(a.in_tick_);
+    a.ticks_ = tick;
+    a.clock_ = clock_after;
+    std::byte* const b = reinterpret_cast<std::byte*>(a.block_.get());
+    auto* const q = reinterpret_cast<std::uint16_t*>(b + t.layout.queue_offset);
+    const std::uint32_t capacity = t.layout.queue_capacity;
+    // single_entry_tick's pop of the queue's one node, the root, counted as visited. Its other two
+    // writes are restart_on_plan's: its mask of the root's flags clears kQueued, and it moves the walk
+    // from -1 to the leaf (past the root's 0); where it returns GuardHolds, having changed nothing,
+    // restart_tick_went_on makes them.
+    const std::uint32_t marker_at = a.queue_head_ + 1u;
+    a.queue_head_ = static_cast<std::uint16_t>(marker_at == capacity ? 0u : marker_at);
+    a.queue_size_ = 1;
+    ++a.stats_.nodes_visited;
+    ++frame.events_handled;
+    const PlanRestart r = restart_on_plan(a, t, dt, &frame, in_world);
+    if (r == PlanRestart::Suspended && a.queue_size_ == 1) [[likely]] {
+        // entry_work's end (end_plain_restart_tick): nothing is queued for this tick, so the loop would
+        // pop the marker and put it back at the end. Then finish_tick (no abort is due).
+        const std::uint32_t after_marker = a.queue_head_ + 1u;
+        a.queue_head_ = static_cast<std::uint16_t>(after_marker == capacity ? 0u : after_marker);
+        q[a.queue_head_] = kQueueMarker;
+        a.walk_pos_ = -1;
+        ++a.ticks_;
+#if defined(EBT_VALIDATE)
+        Runtime(a).check_invariants("a tick");
+#endif
+        return;
+    }
+    restart_tick_went_on(a, dt, frame, r);
+}
+
+void Runtime::restart_tick_went_on(Agent& agent, Duration dt, FrameMetrics& frame, PlanRestart r) {
+    Runtime rt(agent);
+    rt.dt = dt;
+    rt.frame = &frame;
+    // entry_work's restart case from restart_root_plainly's return on.
+    bool done = false;
+    if (r == PlanRestart::GuardHolds) {
+        rt.clear(0, kQueued);  // (the pop's, as above)
+        agent.walk_pos_ = 0;
+        rt.begin_pending(0);
+    } else {
+        if (r != PlanRestart::Suspended) rt.restart_after_plan(r);
+        done = rt.end_plain_restart_tick();
+    }
+    if (!done) rt.event_loop();
+    rt.finish_tick();
 }
 
 // ---- guard checks, aborts and switches -------------------------------------------------------------------

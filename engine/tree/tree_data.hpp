@@ -199,7 +199,7 @@ struct RootRestart {
     std::uint32_t root_cursor_offset = 0;
     /// The leaf's start when it is a latent action whose start the engine calls directly
     /// (ActionCall::latent) and that has no user memory: Runtime::restart_root_plainly then enters
-    /// the leaf itself (Runtime::enter_restart_leaf), with the leaf's records below read from here
+    /// the leaf itself (Runtime::restart_on_plan), with the leaf's records below read from here
     /// rather than through its NodeDef and ActionCall. Null for any other leaf, which
     /// Runtime::enter enters. Set by Compiler::build_action_calls.
     const LatentStart* leaf_latent = nullptr;

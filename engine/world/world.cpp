@@ -905,7 +905,8 @@ inline World::MoveEnd World::end_move_in_slot(std::uint32_t index, Slot& s, Fram
         // tick, which runs user code (put back when the entry declines, for step_slot's tick_agent).
         const TimePoint last_time = s.last_time;
         s.last_time = now_;
-        if (detail::Runtime::world_restart_tick(a, frame_, Duration(now_ - last_time), m)) {
+        // (The agent's handle in this World, as handle_of(index) makes it for a live agent.)
+        if (detail::Runtime::world_restart_tick(a, frame_, Duration(now_ - last_time), m, AgentHandle{index, s.generation})) {
             ++m.agents_stepped;
             // step_slot's after-tick work. The next move's start ran user code, which may have despawned
             // the agent (or spawned others: the schedules found again).
@@ -1054,7 +1055,8 @@ World::SlotTick World::tick_hinted_slot(std::uint32_t index, FrameMetrics& m) {
         Agent& a = *s.agent;
         const TimePoint last_time = s.last_time;  // (as step_hinted_slot)
         s.last_time = now_;
-        if (detail::Runtime::world_restart_tick(a, frame_, Duration(now_ - last_time), m)) {
+        // (The agent's handle in this World, as handle_of(index) makes it for a live agent.)
+        if (detail::Runtime::world_restart_tick(a, frame_, Duration(now_ - last_time), m, AgentHandle{index, s.generation})) {
             ++m.agents_stepped;
             SlotSchedule& schedule_after = schedule(index);  // (found again, as in step_hinted_slot)
             if (schedule_after.state == State::Live && !a.has_pending_work()) schedule_after.move_hint = MoveHint::EndsMove;
