@@ -62,36 +62,6 @@ World::Slot& World::slot(std::uint32_t index) const noexcept {
     return chunks_[c][v - (std::uint64_t{kFirstChunk} << c)];
 }
 
-/// World::slot(index) for a loop that goes through the slots in ascending order (one call of
-/// World::step_serial): the chunk of the last slot found is kept, so that a slot of the same chunk
-/// costs a compare, a multiply and an add instead of the chunk look-up. As the indices only grow, an
-/// index below the kept chunk's end is in it. Chunks never move, and a chunk added meanwhile (an
-/// agent spawned by a tick) is another chunk: a kept chunk stays right.
-class World::SlotCursor {
-public:
-    explicit SlotCursor(const World& world) : world_(world) {}
-    Slot& operator[](std::uint32_t index) {
-        if (index >= end_) [[unlikely]] enter_chunk(index);
-        return *reinterpret_cast<Slot*>(origin_ + std::uintptr_t{index} * sizeof(Slot));
-    }
-
-private:
-    /// Keeps the chunk of `index`, found as World::slot finds it.
-    void enter_chunk(std::uint32_t index) {
-        const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
-        const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
-        const std::uint32_t first = (kFirstChunk << c) - kFirstChunk;
-        end_ = first + (kFirstChunk << c);  // (the last chunk's end is 2^32, 0 here: its slots enter it each time)
-        origin_ = reinterpret_cast<std::uintptr_t>(world_.chunks_[c].get()) - std::uintptr_t{first} * sizeof(Slot);
-    }
-    const World& world_;
-    std::uint32_t end_ = 0;      // the kept chunk's slots end here
-    // The kept chunk's address less its first slot's index times a slot's size: slot `index` of the
-    // chunk is at origin_ + index * sizeof(Slot). (An integer: the address itself may be outside any
-    // allocation.)
-    std::uintptr_t origin_ = 0;
-};
-
 World::SlotRecord& World::record(std::uint32_t index) const noexcept {
     const std::uint64_t v = std::uint64_t{index} + kFirstChunk;  // as slot(index)
     const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
