@@ -363,6 +363,8 @@ inline void World::ParallelState::tick_move_in_task(World& world, std::uint32_t 
             }
             if (a.has_pending_work()) return;  // stays awake (the start did not suspend)
             // The next move's start suspended: the agent sleeps until its resume, whose tick ends the move.
+            // (`hints` is still the word's: move_hints_ grows only as slots are made, and spawns are
+            // refused during the phase.)
             hints[kEndsMove] |= bit;
             // settle_sleep's common case, inline as in World::step_hinted_slot: no deadline while no
             // slot has a timer, the bit set (not one the apply sets first: kWoken): only the bit goes.
