@@ -42,6 +42,8 @@ struct ebt::WorldParallelTestAccess {
     }
     /// The grain the last phase on the threads cut its slots by.
     static std::size_t last_grain(const World& world) { return world.parallel_->last_grain; }
+    /// Sets last_grain to 0, so that a frame whose phase runs on the threads can be told (it sets it).
+    static void clear_last_grain(World& world) { world.parallel_->last_grain = 0; }
     /// What is wrong with the world's awake set, or "": its count must be the number of bits set, and a
     /// word's summary bit must be set exactly when the word is not zero (as one thread keeps them).
     static std::string awake_set_errors(const World& world) {
@@ -56,6 +58,9 @@ struct ebt::WorldParallelTestAccess {
             errors += "count " + std::to_string(world.awake_count_) + " for " + std::to_string(bits) + " bits set; ";
         return errors;
     }
+    /// The world's move hints (World::move_hints_: "ends a move", "restarts the root", two words per
+    /// word of awake bits), as the loops left them.
+    static std::vector<std::uint64_t> move_hints(const World& world) { return world.move_hints_; }
     /// Awake bits the last phase's tasks cleared themselves (put_to_sleep_in_task), 0 with one thread.
     static std::uint64_t cleared_in_tasks(const World& world) {
         std::uint64_t n = 0;
@@ -1233,6 +1238,114 @@ TEST_CASE("world parallel: no standby task is left running when the World is des
             CHECK(detail::standby_counters().unfinished.load() == 0);
             CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(30));
             if (!destroy) CHECK(w.world->step(50ms).agents_stepped == kAgents);  // the moves end, on one thread
+        }
+    }
+}
+
+namespace {
+
+/// What a run of hinted_move_world gives, frame by frame: what every thread count must give alike.
+struct MoveOutcome {
+    std::vector<std::uint64_t> snapshots;  // save_world() after every frame, hashed
+    std::vector<std::string> metrics;      // each frame's FrameMetrics counters
+    std::vector<std::string> traces;       // the traced agents' events (they take the general path)
+    std::vector<std::vector<std::uint64_t>> hints;  // the move hints after every frame
+    std::size_t frames_on_threads = 0;     // frames whose phase ran on the threads (not on the calling one)
+};
+
+/// A world of latent moves whose move hints (World::move_hints_) send most ticks into the lean move
+/// entries (the bench's bursty guard_b, small), with what turns those entries away mixed in: moves
+/// resumed with Failure, guards written so that the root's restart fights instead of moving, agents
+/// that do not restart, moves under a Timeout (a deadline while they sleep: timers), a despawn with a
+/// new agent in the reused slot, and every 50th agent traced (a listener: the general tick). Spawned
+/// and driven the same way at every thread count; with several threads the tasks are ranges of
+/// `grain` slots (multiples of 64: whole words of awake bits; others split words between tasks).
+MoveOutcome run_hinted_move_world(std::uint32_t threads, std::uint32_t grain, Mode mode) {
+    constexpr std::size_t kAgents = 1500;
+    constexpr int kFrames = 45;
+    Registry registry;
+    registry.add_latent_action("Walk", [](ActionContext&, const ResumeHandle&) {});
+    registry.add_action("Fight", [](ActionContext&) { return Status::Running; });
+    const Tree moves = TreeBuilder("moves", registry)
+                           .key<bool>("enemy")
+                           .active_selector()
+                               .sequence().check("enemy").action("Fight").back()
+                               .action("Walk")
+                           .back()
+                           .end();
+    const Tree timed = TreeBuilder("timed", registry).key<bool>("enemy").timeout(700ms).action("Walk").back().end();
+    World world(WorldOptions{.threads = threads});
+    if (threads > 1) WorldParallelTestAccess::set_grain(world, grain);
+    std::vector<test::TraceRecorder> recorders(kAgents);
+    std::vector<AgentHandle> handles(kAgents);
+    const auto spawn = [&](std::size_t i) {
+        handles[i] = world.spawn(i % 5 == 4 ? timed : moves, {.mode = mode,
+                                                             .seed = i,
+                                                             .restart_on_end = i % 7 != 3,
+                                                             .listener = i % 50 == 0 ? &recorders[i] : nullptr});
+    };
+    for (std::size_t i = 0; i < kAgents; ++i) spawn(i);
+    MoveOutcome out;
+    for (int f = 0; f < kFrames; ++f) {
+        std::vector<ResumeHandle> successes;
+        for (std::size_t i = 0; i < kAgents; ++i) {
+            const std::uint64_t x = mix(7, static_cast<std::uint64_t>(f), i);
+            Agent* a = world.agent(handles[i]);
+            if (a == nullptr) continue;
+            if (x % 23 == 0) a->blackboard().set("enemy", true);
+            else if (x % 5 == 0 && a->blackboard().get<bool>("enemy")) a->blackboard().set("enemy", false);
+            // Most moves end in bursts (every third frame a third of them), as the bench's do.
+            for (const SuspendedAction& s : suspended_actions(*a)) {
+                if ((f + i) % 3 == 0 && x % 11 != 0) successes.push_back(s.handle);
+                else if (x % 31 == 1) world.resume(s.handle, Status::Failure);
+            }
+        }
+        world.resume_all(successes, Status::Success);
+        if (f == 20)
+            for (std::size_t i = 1; i < kAgents; i += 41) {
+                CHECK(world.despawn(handles[i]));
+                spawn(i);  // (joins after the next frame, in the slot freed)
+            }
+        if (threads > 1) WorldParallelTestAccess::clear_last_grain(world);
+        const FrameMetrics m = world.step(50ms);
+        if (threads > 1 && WorldParallelTestAccess::last_grain(world) != 0) ++out.frames_on_threads;
+        out.metrics.push_back(std::to_string(m.agents_stepped) + " " + std::to_string(m.events_handled) + " " +
+                              std::to_string(m.behaviors_updated) + " " + std::to_string(m.guards_evaluated) + " " +
+                              std::to_string(m.timers_fired));
+        const std::vector<std::byte> bytes = save_world(world);
+        detail::Fnv1a h;
+        h.bytes(bytes.data(), bytes.size());
+        out.snapshots.push_back(h.value());
+        out.hints.push_back(WorldParallelTestAccess::move_hints(world));
+        CHECK(WorldParallelTestAccess::awake_set_errors(world) == "");
+    }
+    for (std::size_t i = 0; i < kAgents; i += 50) out.traces.push_back(std::to_string(i) + ": " + lifecycle(recorders[i]));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("world parallel: the tasks take the move entries their hints name and give one thread's frames, hints included") {
+    // The serial loop ticks a slot whose move hint is set through that entry (World::step_hinted_slot);
+    // a task does the same for the slots of the words it holds whole (tick_move_in_task), and leaves
+    // the hints as the serial loop leaves them. In ranges that split words (a grain of 96 or 160) the
+    // split words' slots take the general tick and their hints are left alone (they may differ from
+    // one thread's then, which changes no result): the snapshots, counts and traces are one thread's.
+    for (const Mode mode : {Mode::Event, Mode::Polling}) {
+        CAPTURE(mode == Mode::Event);
+        const MoveOutcome one = run_hinted_move_world(1, 0, mode);
+        for (const std::uint32_t threads : thread_counts()) {
+            if (threads == 1) continue;
+            CAPTURE(threads);
+            for (const std::uint32_t grain : {64u, 128u, 96u, 160u}) {
+                CAPTURE(grain);
+                const MoveOutcome many = run_hinted_move_world(threads, grain, mode);
+                CHECK(many.snapshots == one.snapshots);
+                CHECK(many.metrics == one.metrics);
+                CHECK(many.traces == one.traces);
+                if (grain % 64 == 0) CHECK(many.hints == one.hints);
+                CHECK(many.frames_on_threads > 0);
+            }
         }
     }
 }

@@ -4,6 +4,8 @@
 // shared blackboard writes) is applied afterwards in slot order, task by task, so that the result
 // does not depend on the thread count (docs/world.md, "Threads").
 #include "runtime/runtime.hpp"  // Runtime::prefetch_quiet_line
+#include "runtime/move_ticks.hpp"  // the move entries, inline in tick_move_in_task
+#include "world/end_move_in_slot.hpp"
 #include "world/parallel_state.hpp"
 #include "world/world_slot.hpp"
 #include "world/task_probe.hpp"
@@ -230,6 +232,10 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
         // As the serial loop (World::prefetch_blocks_), within this task's range: the agents ahead
         // are this task's, which no other thread changes during the phase.
         const bool prefetch_blocks = world.prefetch_blocks_;
+        // The slots of this task's move ticks and those of the awake agents prefetched ahead, each in
+        // ascending order (World::SlotCursor: a slot of the chunk kept costs no chunk look-up).
+        SlotCursor slots(world);
+        SlotCursor ahead(world);
         // The choice the serial loop makes, a word of awake bits (64 slots) at a time, over this task's
         // slots only. Only this task changes an awake bit of its range during the phase (its own agents
         // going to sleep, in the words it holds whole; wakes of other agents wait for the apply), so a
@@ -249,7 +255,7 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                 // As the serial loop: in a sparse frame, the next awake slot of this task (step_serial).
                 if (const std::uint64_t later = bits & (bits - 1); later != 0) {
                     const std::uint32_t next = word * 64 + static_cast<std::uint32_t>(std::countr_zero(later));
-                    if (next > index + 1) world.prefetch_next_awake(next);
+                    if (next > index + 1) detail::prefetch_slot(ahead[next]);  // (prefetch_next_awake)
                 }
                 const SlotSchedule slot_schedule = world.schedule(index);  // state and interval: one 8-byte read
                 if (slot_schedule.state != detail::SlotState::Live) {
@@ -264,7 +270,12 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                     if (world.schedule(index + kBlockPrefetchDistance).state == detail::SlotState::Live)
                         detail::Runtime::prefetch_quiet_line(*later.agent);
                 }
-                tick_one(world, index, buffer, tick, owns_word);
+                // As the serial loop: a slot whose hint (read with its state) names a move tick takes
+                // that entry first, in a word this task holds whole (its sleep is then this task's).
+                if (owns_word && slot_schedule.move_hint != MoveHint::None)
+                    tick_move_in_task(world, index, slots[index], slot_schedule.move_hint, buffer, tick);
+                else
+                    tick_one(world, index, buffer, tick, owns_word);
             }
             if (word_end >= end) break;
             i = next_slot(static_cast<std::uint32_t>(word_end));
@@ -296,19 +307,79 @@ inline void World::ParallelState::tick_one(World& world, std::uint32_t index, de
     tick.slot = index;
     SlotTick done;
     try {
-        // The hinted entries only where this task holds the slot's word whole (its hints are then
-        // this task's alone during the phase); elsewhere the general tick, which is the same tick.
-        done = owns_word ? world.tick_hinted_slot(index, buffer.metrics) : world.tick_slot(index, buffer.metrics);
+        done = world.tick_slot(index, buffer.metrics);
     } catch (...) {
         buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});
         throw;
     }
     // After a quiet tick (Runtime::world_tick) the agent is live with its running action queued: it
     // stays awake, which is what settle_after_tick would find (nothing for the apply).
-    if (!done.quiet) settle_after_tick(world, index, *done.agent, buffer, owns_word);
+    if (done.quiet) return;
+    // As World::step_slot: an agent that goes to sleep after its tick likely wakes to end a resumed
+    // move, whose entry its next tick tries first (the hint is this task's to set in a word it holds).
+    if (settle_after_tick(world, index, *done.agent, buffer, owns_word) && owns_word)
+        world.schedule(index).move_hint = MoveHint::EndsMove;
 }
 
-inline void World::ParallelState::settle_after_tick(World& world, std::uint32_t index, const Agent& agent,
+inline void World::ParallelState::tick_move_in_task(World& world, std::uint32_t index, Slot& s, MoveHint hint,
+                                                    detail::ParallelBuffer& buffer, detail::ParallelTick& tick) {
+    tick.slot = index;
+    FrameMetrics& m = buffer.metrics;
+    Agent& a = *s.agent;
+    if (hint == MoveHint::EndsMove) {
+        // The serial loop's end of a move (World::end_move_in_slot: the hint moved on, the time kept,
+        // the counts). It runs no user code, so it cannot throw, and the agent is still live.
+        const MoveEnd end = world.end_move_in_slot(index, s, m);
+        if (end == MoveEnd::RestartQueued) return;  // stays awake: the root's restart is its next tick
+        if (end == MoveEnd::RunEnded) {
+            settle_sleep(world, index, a, buffer, true);  // (an agent that does not restart: its run has ended)
+            return;
+        }
+    } else {
+        world.schedule(index).move_hint = MoveHint::None;
+        // The tick's time keeping (World::tick_agent's), put back when the entry declines, for the
+        // general tick to do it again.
+        const TimePoint last_time = s.last_time;
+        s.last_time = world.now_;
+        bool restarted = false;
+        try {
+            // (The agent's handle in the World, as handle_of(index) makes it for a live agent.)
+            restarted = detail::Runtime::world_restart_tick(a, world.frame_, Duration(world.now_ - last_time), m,
+                                                            AgentHandle{index, s.generation});
+        } catch (...) {
+            buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});
+            throw;
+        }
+        if (restarted) {
+            ++m.agents_stepped;
+            // The next move's start ran user code, which may have despawned the agent (the apply decides).
+            SlotSchedule& schedule_after = world.schedule(index);
+            if (schedule_after.state != detail::SlotState::Live) {
+                buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});
+                return;
+            }
+            if (a.has_pending_work()) return;  // stays awake (the start did not suspend)
+            // The next move's start suspended: the agent sleeps until its resume, whose tick ends the move.
+            schedule_after.move_hint = MoveHint::EndsMove;
+            // settle_sleep's common case, inline as in World::step_hinted_slot: no deadline while no
+            // slot has a timer, the bit set (not one the apply sets first: kWoken): only the bit goes.
+            const std::uint64_t bit = std::uint64_t{1} << (index % 64);
+            std::uint64_t& word = world.awake_[index / 64];
+            if (a.next_deadline() == std::numeric_limits<TimePoint>::max() && world.timers_live_ == 0 && (word & bit) != 0) {
+                word &= ~bit;
+                ++buffer.awake_cleared;
+                if (word == 0) buffer.emptied_words.push_back(index / 64);  // its summary bit is the apply's to clear
+                return;
+            }
+            settle_sleep(world, index, a, buffer, true);
+            return;
+        }
+        s.last_time = last_time;
+    }
+    tick_one(world, index, buffer, tick, true);
+}
+
+inline bool World::ParallelState::settle_after_tick(World& world, std::uint32_t index, const Agent& agent,
                                                     detail::ParallelBuffer& buffer, bool owns_word) {
     // Decided here, while the agent is in this thread's cache. Nothing else in the phase can take its
     // pending work away or give it a deadline (only its own tick could), so what it has now is what the
@@ -316,17 +387,38 @@ inline void World::ParallelState::settle_after_tick(World& world, std::uint32_t 
     // and disarming are serial, and the World's functions that do are refused during the phase).
     if (world.schedule(index).state != detail::SlotState::Live) {
         buffer.agents.push_back(detail::AgentForApply{0, index, 0, kApplyDecides});
+        return false;
+    }
+    if (agent.has_pending_work()) return false;  // stays awake: nothing for the apply
+    settle_sleep(world, index, agent, buffer, owns_word);
+    return true;
+}
+
+inline bool World::ParallelState::put_to_sleep_in_task(World& world, std::uint32_t index, detail::ParallelBuffer& buffer) {
+    std::uint64_t& word = world.awake_[index / 64];
+    const std::uint64_t bit = std::uint64_t{1} << (index % 64);
+    if ((word & bit) == 0) return false;  // woken by the task's routing: its bit waits for the apply (kWoken)
+    word &= ~bit;
+    ++buffer.awake_cleared;
+    if (word == 0) buffer.emptied_words.push_back(index / 64);  // its summary bit is the apply's to clear
+    return true;
+}
+
+inline void World::ParallelState::settle_sleep(World& world, std::uint32_t index, const Agent& a,
+                                               detail::ParallelBuffer& buffer, bool owns_word) {
+    // schedule_after_step's decisions, the slot's own part of them done here.
+    // The common case first, as World::fall_asleep's: no deadline while no slot has a timer armed (a
+    // latent move's next start, which suspends): the slot's cold record is not read, and the agent
+    // has nothing for the apply but its awake bit. timers_live_ is the count the phase began with
+    // (the threads' changes wait for the apply), and only this tick could have armed this slot's
+    // timer since.
+    const bool no_deadline = a.next_deadline() == std::numeric_limits<TimePoint>::max();
+    if (no_deadline && world.timers_live_ == 0) {
+        if (!(owns_word && put_to_sleep_in_task(world, index, buffer))) buffer.agents.push_back(detail::AgentForApply{0, index, 0, kSleeps});
         return;
     }
-    const Agent& a = agent;
-    if (a.has_pending_work()) return;  // stays awake: nothing for the apply
-    // schedule_after_step's decisions, the slot's own part of them done here.
-    const TimePoint due = world.sleep_due(a);
+    const TimePoint due = no_deadline ? std::numeric_limits<TimePoint>::max() : world.sleep_due(a);
     if (due == std::numeric_limits<TimePoint>::max()) {  // no deadline: its old timer entry goes stale
-        // As World::fall_asleep: while no slot has a timer armed, the slot's cold record is not read
-        // (an agent that suspends again without a deadline). timers_live_ is the count the phase
-        // began with (the threads' changes wait for the apply), and only this tick could have armed
-        // this slot's timer since.
         if (world.timers_live_ != 0) {
             SlotRecord& s = world.record(index);
             if (s.timer_armed) --buffer.timers_live_change;
@@ -347,16 +439,6 @@ inline void World::ParallelState::settle_after_tick(World& world, std::uint32_t 
     // apply's clear then finds it clear).
     if (owns_word) put_to_sleep_in_task(world, index, buffer);
     buffer.agents.push_back(detail::AgentForApply{due, index, ++s.timer_stamp, kSleepsWithTimer});
-}
-
-bool World::ParallelState::put_to_sleep_in_task(World& world, std::uint32_t index, detail::ParallelBuffer& buffer) {
-    std::uint64_t& word = world.awake_[index / 64];
-    const std::uint64_t bit = std::uint64_t{1} << (index % 64);
-    if ((word & bit) == 0) return false;  // woken by the task's routing: its bit waits for the apply (kWoken)
-    word &= ~bit;
-    ++buffer.awake_cleared;
-    if (word == 0) buffer.emptied_words.push_back(index / 64);  // its summary bit is the apply's to clear
-    return true;
 }
 
 bool World::ParallelState::may_defer_routes(const World& world, const std::vector<std::uint32_t>& publishing) const {

@@ -177,13 +177,23 @@ struct World::ParallelState {
     void finish_routes(World& world, bool phase_threw);
     /// The current thread's buffer (the calling thread's, outside the arena, is the first).
     detail::ParallelBuffer& this_thread_buffer();
-    /// One agent's tick on the current thread, then settle_after_tick. `tick` is the thread's current
-    /// tick (detail::parallel_tick()), set up once by the task for all its agents: this moves its slot to
-    /// `index` (what World::agent and on_agent_wake check during the tick).
-    /// `owns_word`: the task's range holds the whole word of awake bits `index` is in (see
-    /// put_to_sleep_in_task).
+    /// One agent's tick on the current thread (World::tick_slot, the general tick), then
+    /// settle_after_tick. `tick` is the thread's current tick (detail::parallel_tick()), set up once by
+    /// the task for all its agents: this moves its slot to `index` (what World::agent and on_agent_wake
+    /// check during the tick). `owns_word`: the task's range holds the whole word of awake bits `index`
+    /// is in (see put_to_sleep_in_task); then an agent that goes to sleep also gets the move hint
+    /// "ends a move" (World::SlotSchedule::move_hint), as the serial loop's World::step_slot gives it.
     void tick_one(World& world, std::uint32_t index, detail::ParallelBuffer& buffer, detail::ParallelTick& tick,
                   bool owns_word);
+    /// tick_slots' tick of a slot whose move hint (`hint`, its SlotSchedule::move_hint, not None) names
+    /// one of a latent move's two ticks, in a word of awake bits the task holds whole (`slot`: its
+    /// slot). As the serial loop's World::step_hinted_slot: the entry the hint names
+    /// (World::end_move_in_slot or Runtime::world_restart_tick, inline here), the hint for the agent's
+    /// next tick, and its sleep settled here (its bit cleared by this task); when the entry declines,
+    /// the general tick (tick_one). (The tasks called an out-of-line hinted tick before, then
+    /// settle_after_tick, which looked at the agent again: docs/benchmarks.md, "Tenth pass".)
+    void tick_move_in_task(World& world, std::uint32_t index, Slot& slot, MoveHint hint, detail::ParallelBuffer& buffer,
+                           detail::ParallelTick& tick);
     /// What the apply still has to do for an agent after its tick.
     enum AfterTick : std::uint8_t {
         kStaysAwake = 0,       // live with work pending: nothing (and nothing is noted)
@@ -193,11 +203,15 @@ struct World::ParallelState {
         kWoken = 4,            // asleep when the phase began, woken by its task's routing: set its awake
                                // bit (noted before its tick's own record, so that the two apply in turn)
     };
-    /// Right after the tick of slot `index`, whose agent is `agent` (on the ticking thread): for an agent going to sleep,
-    /// does the part of schedule_after_step that touches only its own slot (its timer record, a new
-    /// stamp) and notes the rest (its awake bit, the timer heap) in buffer.agents for the apply.
-    void settle_after_tick(World& world, std::uint32_t index, const Agent& agent, detail::ParallelBuffer& buffer,
+    /// Right after the tick of slot `index`, whose agent is `agent` (on the ticking thread): an agent that
+    /// is not live is left to the apply (kApplyDecides); one with work pending stays awake (nothing
+    /// noted); one going to sleep goes to settle_sleep. Returns true for the last.
+    bool settle_after_tick(World& world, std::uint32_t index, const Agent& agent, detail::ParallelBuffer& buffer,
                            bool owns_word);
+    /// For a live agent going to sleep after its tick: does the part of schedule_after_step that
+    /// touches only its own slot (its timer record, a new stamp; its awake bit when `owns_word`) and
+    /// notes the rest (its awake bit otherwise, the timer heap) in buffer.agents for the apply.
+    void settle_sleep(World& world, std::uint32_t index, const Agent& agent, detail::ParallelBuffer& buffer, bool owns_word);
     /// For an agent going to sleep whose awake bit is in a word no other task reads or writes in this
     /// phase (the task's range holds all its slots): clears the bit now, on the ticking thread, and
     /// counts it in the buffer, so that the apply does not visit the agent at all. Returns false (the

@@ -9,6 +9,7 @@
 #include "tree/tree_data.hpp"
 #include "world/state_block_pool.hpp"
 #include "world/world_slot.hpp"
+#include "world/end_move_in_slot.hpp"  // World::end_move_in_slot, inline in step_hinted_slot
 
 #include <ebt/detail/hash.hpp>
 #include <ebt/limits.hpp>
@@ -61,36 +62,6 @@ World::Slot& World::slot(std::uint32_t index) const noexcept {
     const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
     return chunks_[c][v - (std::uint64_t{kFirstChunk} << c)];
 }
-
-/// World::slot(index) for a loop that goes through the slots in ascending order (one call of
-/// World::step_serial): the chunk of the last slot found is kept, so that a slot of the same chunk
-/// costs a compare, a multiply and an add instead of the chunk look-up. As the indices only grow, an
-/// index below the kept chunk's end is in it. Chunks never move, and a chunk added meanwhile (an
-/// agent spawned by a tick) is another chunk: a kept chunk stays right.
-class World::SlotCursor {
-public:
-    explicit SlotCursor(const World& world) : world_(world) {}
-    Slot& operator[](std::uint32_t index) {
-        if (index >= end_) [[unlikely]] enter_chunk(index);
-        return *reinterpret_cast<Slot*>(origin_ + std::uintptr_t{index} * sizeof(Slot));
-    }
-
-private:
-    /// Keeps the chunk of `index`, found as World::slot finds it.
-    void enter_chunk(std::uint32_t index) {
-        const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
-        const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
-        const std::uint32_t first = (kFirstChunk << c) - kFirstChunk;
-        end_ = first + (kFirstChunk << c);  // (the last chunk's end is 2^32, 0 here: its slots enter it each time)
-        origin_ = reinterpret_cast<std::uintptr_t>(world_.chunks_[c].get()) - std::uintptr_t{first} * sizeof(Slot);
-    }
-    const World& world_;
-    std::uint32_t end_ = 0;      // the kept chunk's slots end here
-    // The kept chunk's address less its first slot's index times a slot's size: slot `index` of the
-    // chunk is at origin_ + index * sizeof(Slot). (An integer: the address itself may be outside any
-    // allocation.)
-    std::uintptr_t origin_ = 0;
-};
 
 World::SlotRecord& World::record(std::uint32_t index) const noexcept {
     const std::uint64_t v = std::uint64_t{index} + kFirstChunk;  // as slot(index)
@@ -869,25 +840,6 @@ inline bool World::step_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
     return false;
 }
 
-// Inline: step_hinted_slot and tick_hinted_slot call it for a slot whose hint is EndsMove.
-inline World::MoveEnd World::end_move_in_slot(std::uint32_t index, Slot& s, FrameMetrics& m) {
-    using Tick = detail::Runtime::MoveEndTick;
-    // tick_agent's time keeping: the tick's dt, and the slot's time of its last tick set before the
-    // tick (put back when the entry declines).
-    const TimePoint last_time = s.last_time;
-    s.last_time = now_;
-    const Tick tick = detail::Runtime::world_end_move_tick(*s.agent, frame_, Duration(now_ - last_time), m);
-    // No user code ran: the agent is still live. With the root's restart queued it stays awake (it has
-    // work pending), and that restart is its next tick.
-    schedule(index).move_hint = tick == Tick::RestartQueued ? MoveHint::RestartsRoot : MoveHint::None;
-    if (tick == Tick::Declined) {
-        s.last_time = last_time;
-        return MoveEnd::Declined;
-    }
-    ++m.agents_stepped;
-    return tick == Tick::RestartQueued ? MoveEnd::RestartQueued : MoveEnd::RunEnded;
-}
-
 // Inline: step_serial_loop<true> calls it for every slot whose hint is set (in a world of latent
 // moves, most of the agents it steps).
 [[gnu::always_inline]] inline bool World::step_hinted_slot(std::uint32_t index, Slot& s, MoveHint hint, FrameMetrics& m) {
@@ -1030,41 +982,6 @@ World::SlotTick World::tick_slot(std::uint32_t index, FrameMetrics& m) {
     const bool quiet = tick_agent(s, m);
     if (quiet) count_quiet_ticks(m, 1);
     return {&*s.agent, quiet};
-}
-
-// A parallel task's tick_slot (ParallelState::tick_one) for a slot of a word it holds whole.
-World::SlotTick World::tick_hinted_slot(std::uint32_t index, FrameMetrics& m) {
-    const MoveHint hint = schedule(index).move_hint;
-    if (hint == MoveHint::None) {
-        const SlotTick done = tick_slot(index, m);
-        // As step_slot: an agent that goes to sleep after its tick likely wakes to end a resumed move.
-        // (The schedule found again: user code ran, and schedules_ grows with spawns.)
-        if (!done.quiet) {
-            SlotSchedule& schedule_after = schedule(index);
-            if (schedule_after.state == State::Live && !done.agent->has_pending_work())
-                schedule_after.move_hint = MoveHint::EndsMove;
-        }
-        return done;
-    }
-    Slot& s = slot(index);
-    if (hint == MoveHint::EndsMove) {
-        // (Its sleep, when the run ended, is left to the caller, as after any tick.)
-        if (end_move_in_slot(index, s, m) != MoveEnd::Declined) return {&*s.agent, false};
-    } else {
-        schedule(index).move_hint = MoveHint::None;
-        Agent& a = *s.agent;
-        const TimePoint last_time = s.last_time;  // (as step_hinted_slot)
-        s.last_time = now_;
-        // (The agent's handle in this World, as handle_of(index) makes it for a live agent.)
-        if (detail::Runtime::world_restart_tick(a, frame_, Duration(now_ - last_time), m, AgentHandle{index, s.generation})) {
-            ++m.agents_stepped;
-            SlotSchedule& schedule_after = schedule(index);  // (found again, as in step_hinted_slot)
-            if (schedule_after.state == State::Live && !a.has_pending_work()) schedule_after.move_hint = MoveHint::EndsMove;
-            return {&a, false};
-        }
-        s.last_time = last_time;
-    }
-    return tick_slot(index, m);
 }
 
 void World::schedule_after_step(std::uint32_t index) {

@@ -9,12 +9,27 @@
 #include <ebt/signals.hpp>
 #include <ebt/world.hpp>
 
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <vector>
 
 namespace ebt {
+
+namespace detail {
+/// World::prefetch_next_awake's body, for a World::Slot the caller found (the parallel tasks find
+/// theirs through a World::SlotCursor): its lines and its agent's state block's first two. (A template
+/// so that it can take the World's private Slot type from the World's own members, which name it.)
+/// Always inline: GCC drops a call of a function whose only effects are prefetches (see
+/// World::prefetch_next_awake).
+template <class WorldSlot>
+[[gnu::always_inline]] inline void prefetch_slot(const WorldSlot& s) noexcept {
+    const auto* bytes = reinterpret_cast<const char*>(&s);
+    for (std::size_t at = 0; at < sizeof(WorldSlot); at += 64) __builtin_prefetch(bytes + at);
+    if (s.agent) Runtime::prefetch_block_head(*s.agent);
+}
+}  // namespace detail
 
 
 /// While the world has a listener, each agent's trace listener is its slot's forwarder: it passes an
@@ -49,15 +64,43 @@ struct alignas(64) World::Slot {
 /// its last tick and the Agent) and its state block's first two lines.
 /// Changes nothing. For the loops that tick agents, one awake agent ahead in a sparse frame. The
 /// slot's agent pointer is read (a load that may miss): it is the slot the loop reads next anyway.
-/// Always inline: a call of it that is not inlined is dropped by GCC (12, -O3) as a call without
-/// effects (its only effects are prefetches, which GCC's pure/const discovery does not count), so
-/// that the loops did not prefetch at all (docs/benchmarks.md, "A move through a World, seventh pass").
-[[gnu::always_inline]] inline void World::prefetch_next_awake(std::uint32_t index) const noexcept {
-    const Slot& s = slot(index);
-    const auto* bytes = reinterpret_cast<const char*>(&s);
-    for (std::size_t at = 0; at < sizeof(Slot); at += 64) __builtin_prefetch(bytes + at);
-    if (s.agent) detail::Runtime::prefetch_block_head(*s.agent);
-}
+/// Always inline, as detail::prefetch_slot: a call of it that is not inlined is dropped by GCC (12,
+/// -O3) as a call without effects (its only effects are prefetches, which GCC's pure/const discovery
+/// does not count), so that the loops did not prefetch at all (docs/benchmarks.md, "A move through a
+/// World, seventh pass").
+[[gnu::always_inline]] inline void World::prefetch_next_awake(std::uint32_t index) const noexcept { detail::prefetch_slot(slot(index)); }
+
+/// World::slot(index) for a loop that goes through the slots in ascending order (one call of
+/// World::step_serial, one task of a parallel phase: ParallelState::tick_slots): the chunk of the
+/// last slot found is kept, so that a slot of the same chunk costs a compare, a multiply and an add
+/// instead of the chunk look-up. As the indices only grow, an index below the kept chunk's end is in
+/// it. Chunks never move, and a chunk added meanwhile (an agent spawned by a tick) is another chunk: a
+/// kept chunk stays right.
+class World::SlotCursor {
+public:
+    explicit SlotCursor(const World& world) : world_(world) {}
+    Slot& operator[](std::uint32_t index) {
+        if (index >= end_) [[unlikely]] enter_chunk(index);
+        return *reinterpret_cast<Slot*>(origin_ + std::uintptr_t{index} * sizeof(Slot));
+    }
+
+private:
+    /// Keeps the chunk of `index`, found as World::slot finds it.
+    void enter_chunk(std::uint32_t index) {
+        const std::uint64_t v = std::uint64_t{index} + kFirstChunk;
+        const auto c = static_cast<std::uint32_t>(std::bit_width(v)) - 1 - kChunkShift;
+        const std::uint32_t first = (kFirstChunk << c) - kFirstChunk;
+        end_ = first + (kFirstChunk << c);  // (the last chunk's end is 2^32, 0 here: its slots enter it each time)
+        origin_ = reinterpret_cast<std::uintptr_t>(world_.chunks_[c].get()) - std::uintptr_t{first} * sizeof(Slot);
+    }
+    const World& world_;
+    std::uint32_t end_ = 0;      // the kept chunk's slots end here
+    // The kept chunk's address less its first slot's index times a slot's size: slot `index` of the
+    // chunk is at origin_ + index * sizeof(Slot). (An integer: the address itself may be outside any
+    // allocation.)
+    std::uintptr_t origin_ = 0;
+};
+
 
 /// The rest of a slot (the cold part): read when a handle is checked, a listener hears an event, or
 /// the agent goes to sleep or wakes by a timer; not on a quiet frame. Same index as its Slot.

@@ -528,8 +528,8 @@ private:
     /// The lean end of a move for the slot `s` (index `slot`) whose hint is MoveHint::EndsMove:
     /// Runtime::world_end_move_tick, then the slot's hint (RestartsRoot when the restart is queued,
     /// else None) and, when the entry took the tick, the slot's time of its last tick and the frame's
-    /// agents_stepped. Shared by step_hinted_slot and a parallel task's tick_hinted_slot (each does its
-    /// own sleep after: the serial loop at once, the parallel phase after the phase).
+    /// agents_stepped. Shared by step_hinted_slot and a parallel task's ParallelState::tick_move_in_task
+    /// (each settles the agent's sleep its own way).
     MoveEnd end_move_in_slot(std::uint32_t slot, Slot& s, FrameMetrics& m);
     /// What a parallel task's tick of a slot leaves (tick_slot): the agent ticked (still there after the
     /// tick: agents are freed at the end of the frame, so the task need not look its slot up again to
@@ -540,9 +540,6 @@ private:
         bool quiet = false;
     };
     SlotTick tick_slot(std::uint32_t slot, FrameMetrics& m);  // step_slot's tick; the rest is schedule_after_step
-    /// tick_slot through the slot's hint (SlotSchedule::move_hint), as step_serial chooses, with the
-    /// hint for the agent's next tick set. The rest is still the caller's (settle_after_tick).
-    SlotTick tick_hinted_slot(std::uint32_t slot, FrameMetrics& m);
     bool tick_agent(Slot& s, FrameMetrics& m);            // tick_slot, the slot's address known; true: a quiet tick (not counted in m)
     /// After its tick: the agent is live with work pending, so it stays awake and needs no scheduling.
     bool stays_awake(std::uint32_t slot) const noexcept;
