@@ -58,9 +58,13 @@ struct ebt::WorldParallelTestAccess {
             errors += "count " + std::to_string(world.awake_count_) + " for " + std::to_string(bits) + " bits set; ";
         return errors;
     }
-    /// The world's move hints (World::move_hints_: "ends a move", "restarts the root", two words per
-    /// word of awake bits), as the loops left them.
-    static std::vector<std::uint64_t> move_hints(const World& world) { return world.move_hints_; }
+    /// The world's move hints (World::SlotSchedule::move_hint: none, "ends a move", "restarts the root"),
+    /// one per slot, as the loops left them.
+    static std::vector<std::uint8_t> move_hints(const World& world) {
+        std::vector<std::uint8_t> hints;
+        for (std::uint32_t i = 0; i < world.slot_count_; ++i) hints.push_back(static_cast<std::uint8_t>(world.schedule(i).move_hint));
+        return hints;
+    }
     /// Awake bits the last phase's tasks cleared themselves (put_to_sleep_in_task), 0 with one thread.
     static std::uint64_t cleared_in_tasks(const World& world) {
         std::uint64_t n = 0;
@@ -1249,11 +1253,11 @@ struct MoveOutcome {
     std::vector<std::uint64_t> snapshots;  // save_world() after every frame, hashed
     std::vector<std::string> metrics;      // each frame's FrameMetrics counters
     std::vector<std::string> traces;       // the traced agents' events (they take the general path)
-    std::vector<std::vector<std::uint64_t>> hints;  // the move hints after every frame
+    std::vector<std::vector<std::uint8_t>> hints;  // the move hints after every frame
     std::size_t frames_on_threads = 0;     // frames whose phase ran on the threads (not on the calling one)
 };
 
-/// A world of latent moves whose move hints (World::move_hints_) send most ticks into the lean move
+/// A world of latent moves whose move hints (World::SlotSchedule::move_hint) send most ticks into the lean move
 /// entries (the bench's bursty guard_b, small), with what turns those entries away mixed in: moves
 /// resumed with Failure, guards written so that the root's restart fights instead of moving, agents
 /// that do not restart, moves under a Timeout (a deadline while they sleep: timers), a despawn with a
