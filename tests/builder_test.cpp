@@ -501,6 +501,30 @@ TEST_CASE("builder errors: unknown action or condition lists the registered name
                          "tree 't', at /: action 'NoUpdate' has no update function", BuildError);
 }
 
+TEST_CASE("builder: specs written with designated initializers name only what they use") {
+    // Each spec's optional members have default member initializers, so that a spec naming only its
+    // required function compiles without -Wmissing-field-initializers under -Wextra (CI builds the
+    // tests with -Werror) and leaves the rest empty.
+    const ActionSpec action{.update = [](ActionContext&) { return Status::Success; }};
+    const ConditionSpec condition{.evaluate = [](const ConditionContext&) { return true; }};
+    const LatentActionSpec latent{.start = [](ActionContext&, const ResumeHandle&) {}};
+    CHECK(!action.on_initialize);
+    CHECK(!action.on_terminate);
+    CHECK(action.ports.empty());
+    CHECK(action.memory_bytes == 0);
+    CHECK(condition.ports.empty());
+    CHECK(!condition.recheck_interval.has_value());
+    CHECK(!latent.on_terminate);
+    CHECK(latent.ports.empty());
+    CHECK(latent.memory_bytes == 0);
+    Registry registry;
+    registry.add_action("Act", action).add_condition("Ok", condition).add_latent_action("Wait", latent);
+    const Tree tree = TreeBuilder("t", registry).sequence().condition("Ok").action("Act").action("Wait").back().end();
+    Agent agent(tree);
+    agent.tick(0ms);
+    CHECK(agent.status(3) == Status::Running);  // Wait suspended after Ok and Act succeeded
+}
+
 // ---- keys and ports ---------------------------------------------------------------------------------------------------
 
 TEST_CASE("builder errors: undeclared keys in check(), condition ports and action ports") {

@@ -286,22 +286,25 @@ private:
     detail::NodePorts ports_;
 };
 
+/// The specs below are meant to be written with designated initializers naming only what is used
+/// (`ActionSpec{.update = ...}`): every optional member has a default member initializer, so that
+/// leaving it out draws no -Wmissing-field-initializers warning from -Wextra.
 struct ActionSpec {
-    std::function<void(ActionContext&)> on_initialize;      // optional
-    std::function<Status(ActionContext&)> update;           // required: Running, Success or Failure
-    std::function<void(ActionContext&, Status)> on_terminate;  // optional; Success, Failure or Aborted
-    std::vector<PortSpec> ports;
+    std::function<void(ActionContext&)> on_initialize = {};     // optional
+    std::function<Status(ActionContext&)> update;               // required: Running, Success or Failure
+    std::function<void(ActionContext&, Status)> on_terminate = {};  // optional; Success, Failure or Aborted
+    std::vector<PortSpec> ports = {};
     std::size_t memory_bytes = 0;  // per-agent user memory, at most 64 bytes
 };
 
 struct ConditionSpec {
     std::function<bool(const ConditionContext&)> evaluate;  // required, no side effects
-    std::vector<PortSpec> ports;
+    std::vector<PortSpec> ports = {};
     /// Set for conditions that read the world rather than only their ports. In event mode a guard
     /// containing such a condition is re-checked at least every `recheck_interval` while it is live
     /// (and whenever one of its keys changes); polling re-checks every live guard every tick anyway.
     /// Trees using such conditions are outside the polling/event equivalence property.
-    std::optional<Duration> recheck_interval;
+    std::optional<Duration> recheck_interval = {};
 };
 
 /// A latent action: it suspends itself when it starts and is finished by game code (a movement system,
@@ -314,8 +317,8 @@ struct LatentActionSpec {
     std::function<void(ActionContext&, const ResumeHandle&)> start;
     /// Optional: called when the run ends (Success or Failure after a resume, Aborted when a guard,
     /// an abort or a despawn cut it: tell the system doing the work to stop).
-    std::function<void(ActionContext&, Status)> on_terminate;
-    std::vector<PortSpec> ports;
+    std::function<void(ActionContext&, Status)> on_terminate = {};
+    std::vector<PortSpec> ports = {};
     std::size_t memory_bytes = 0;
 };
 
