@@ -51,7 +51,9 @@ Registry move_registry() {
 /// and a move under a Timeout (a deadline while it sleeps: its hinted end tick may be a timer's); for
 /// the drive's more_trees, the guard_b tree with WalkNoted, and the guard_b tree with a blackboard
 /// large enough that its World prefetches blocks ahead (World::prefetch_blocks_: the loops'
-/// kPrefetchBlocks variant).
+/// kPrefetchBlocks variant), and a move two levels below the root (ActiveSelector(Sequence(check(enemy),
+/// Fight), Sequence(Walk))): its end walks a chain of three nodes, not the end entry's common case of
+/// a child of the root (Runtime::end_run_of_root_child).
 std::vector<Tree> move_trees(const Registry& registry) {
     const auto guard_b = [&](const char* name, const char* walk, int padding_keys) {
         TreeBuilder b(name, registry);
@@ -65,7 +67,14 @@ std::vector<Tree> move_trees(const Registry& registry) {
     };
     return {guard_b("moves", "Walk", 0),
             TreeBuilder("timed", registry).key<bool>("enemy").timeout(700ms).action("Walk").back().end(),
-            guard_b("noted", "WalkNoted", 0), guard_b("wide", "Walk", 40)};
+            guard_b("noted", "WalkNoted", 0), guard_b("wide", "Walk", 40),
+            TreeBuilder("nested", registry)
+                .key<bool>("enemy").key<int>("ends")
+                .active_selector()
+                    .sequence().check("enemy").action("Fight").back()
+                    .sequence().action("Walk").back()
+                .back()
+                .end()};
 }
 
 /// What run_against_general varies besides the mode: how many agents and frames, the hinted World's
@@ -76,7 +85,7 @@ struct DriveOptions {
     int frames = 60;
     std::uint32_t threads = 1;
     int restore_at = -1;
-    bool more_trees = false;   // every fifth agent's tree is noted, every fifth wide (with the padding keys)
+    bool more_trees = false;   // every fifth agent's tree is noted, every fifth wide (with the padding keys), every fifth nested
     std::uint32_t budget = 0;  // World::set_agent_budget
     bool lod = false;          // every sixth agent ticks every second frame, every eleventh every third
 };
@@ -86,6 +95,7 @@ std::size_t tree_of(std::size_t i, bool more_trees) {
     if (i % 5 == 4) return 1;
     if (more_trees && i % 5 == 1) return 2;
     if (more_trees && i % 5 == 2) return 3;
+    if (more_trees && i % 5 == 3) return 4;
     return 0;
 }
 

@@ -120,6 +120,27 @@ inline bool Runtime::end_resumed_run_at(Agent& a, const TreeData& t, std::uint16
     return restarts;
 }
 
+inline void Runtime::end_run_of_root_child(Agent& a, std::uint16_t* flags, Status* statuses, std::uint16_t* q,
+                                          NodeIndex n, std::uint32_t head) {
+    // The queue held n at `head` and the marker behind it; end_resumed_run_at pops n, queues the root's
+    // restart behind the marker and moves the marker behind the restart: the restart at head + 2, the
+    // marker at head + 3 (both written by one store), the head at head + 2 and two entries (the
+    // queue's head and size are adjacent members: one store too).
+    const std::uint16_t restart_then_marker[2] = {0, kQueueMarker};
+    std::memcpy(q + head + 2, restart_then_marker, sizeof restart_then_marker);
+    static_assert(offsetof(Agent, queue_size_) == offsetof(Agent, queue_head_) + sizeof(std::uint16_t));
+    static_assert(std::endian::native == std::endian::little);  // (the head in the word's low half)
+    const std::uint32_t head_and_size = (head + 2) | (std::uint32_t{2} << 16);
+    std::memcpy(reinterpret_cast<std::byte*>(&a) + offsetof(Agent, queue_head_), &head_and_size, sizeof head_and_size);
+    // The chain's two nodes end Success with terminate's flags (end_resumed_run_at's loop), and the
+    // root's restart is pending and queued.
+    constexpr auto kKept = static_cast<std::uint16_t>(kGuardPrev | kGuardDirty | kCooldownArmed);
+    flags[n] = static_cast<std::uint16_t>(flags[n] & kKept);
+    statuses[n] = Status::Success;
+    flags[0] = static_cast<std::uint16_t>((flags[0] & kKept) | kStartPending | kQueued);
+    statuses[0] = Status::Success;
+}
+
 inline Runtime::MoveEndTick Runtime::world_end_move_tick(Agent& a, std::uint64_t tick, Duration dt, FrameMetrics& frame) {
     const MoveTickStart start = move_tick_start(a, tick, dt);
     const NodeIndex n = start.node;
@@ -140,13 +161,20 @@ inline Runtime::MoveEndTick Runtime::world_end_move_tick(Agent& a, std::uint64_t
     // with them, are its terminate's), the tick finished. No user code runs in this tick, so it needs
     // no TickScope (nothing could see in_tick_), and the walk's position, -1 between ticks, is not
     // read before finish_lean_tick sets it back to -1.
-    a.ticks_ = tick;
     a.clock_ = start.clock_after;
     ++a.stats_.nodes_visited;
     ++frame.events_handled;
     auto* const q = reinterpret_cast<std::uint16_t*>(b + t.layout.queue_offset);
-    const bool restarts =
-        end_resumed_run_at(a, t, flags, statuses, q, n, next_queue_place(start.head, t.layout.queue_capacity));
+    const std::uint32_t head = start.head;
+    bool restarts = true;
+    if (head + 3 < t.layout.queue_capacity && a.restart_on_end_ && t.nodes[n].parent == 0) {
+        // end_resumed_run_at's common case, written with fewer stores: the queue's next three places
+        // (the marker's, the restart's, the marker's next) do not wrap, and the chain is n and the root.
+        end_run_of_root_child(a, flags, statuses, q, n, head);
+    } else {
+        restarts = end_resumed_run_at(a, t, flags, statuses, q, n, next_queue_place(head, t.layout.queue_capacity));
+    }
+    a.ticks_ = tick;      // (finish_lean_tick counts it: one store of tick + 1)
     finish_lean_tick(a);  // (no abort can be due: none was asked for, and no user code ran)
     return restarts ? MoveEndTick::RestartQueued : MoveEndTick::RunEnded;
 }

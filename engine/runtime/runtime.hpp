@@ -390,6 +390,12 @@ struct Runtime {
     /// was queued (Agent::restart_on_end_), false when the agent stopped.
     static bool end_resumed_run_at(Agent& a, const TreeData& t, std::uint16_t* flags, Status* statuses,
                                    std::uint16_t* queue, NodeIndex n, std::uint32_t marker_at);
+    /// world_end_move_tick's common end of the run, end_resumed_run_at's work when the agent restarts
+    /// on the end, the action `n` is a child of the root and the queue's places head + 1 to head + 3
+    /// do not wrap (the queue holds n at `head` and the marker behind it): the same bytes written with
+    /// fewer stores and no walk up the tree.
+    static void end_run_of_root_child(Agent& a, std::uint16_t* flags, Status* statuses, std::uint16_t* queue,
+                                      NodeIndex n, std::uint32_t head);
     /// The end of a lean tick (world_tick's quiet tick and world_end_move_tick, which build no
     /// Runtime), as finish_tick ends a tick in which no abort is due: the walk's position back to
     /// "between ticks", the tick counted, the invariants checked in an EBT_VALIDATE build.

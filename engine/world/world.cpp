@@ -930,14 +930,25 @@ bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t 
             // ticks (prefetch_next_awake). A dense frame (every slot awake) skips it. Only in the
             // hinted loop (a world whose agents sleep between moves): in a quiet world's loop, every
             // slot awake, the test alone cost 11-12 instructions per agent-frame (guard_a, wide_64).
+            // The slot's address is found first, so that the next awake slot's, in the same chunk of
+            // the cursor in all but a few words, costs a compare (SlotCursor::later).
+            Slot& s = slots[index];
             if (const std::uint64_t later = awake_[word] & unvisited; kHinted && later != 0) {
                 const std::uint32_t next = word * 64 + static_cast<std::uint32_t>(std::countr_zero(later));
-                if (next > index + 1) prefetch_next_awake(next);
+                if (next > index + 1) detail::prefetch_slot(slots.later(next));  // (prefetch_next_awake)
             }
             const SlotSchedule schedule_now = schedule(index);  // state and interval: one 8-byte read
-            if (schedule_now.state != State::Live) {
-                clear_awake(index);
-            } else if (schedule_now.interval <= 1 || (frame_ + index) % schedule_now.interval == 0) {  // LOD (lod_frame)
+            // Live and ticked every frame (the interval 0 or 1), both in one test of the 8 bytes; else
+            // the state, then the LOD interval (lod_frame), each alone.
+            bool due = live_every_frame(schedule_now);
+            if (!due) {
+                if (schedule_now.state != State::Live) {
+                    clear_awake(index);
+                    continue;
+                }
+                due = (frame_ + index) % schedule_now.interval == 0;
+            }
+            if (due) {
                 if (budget_ && m.agents_stepped + quiet_ticks >= budget_) {
                     cursor_ = index;
                     count_quiet_ticks(m, quiet_ticks);
@@ -954,9 +965,9 @@ bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t 
                 // choice is made here, from the hint read with the slot's state, before the slot is
                 // read.
                 if (kHinted && schedule_now.move_hint != MoveHint::None)
-                    quiet_ticks += step_hinted_slot(index, slots[index], schedule_now.move_hint, m) ? 1 : 0;
+                    quiet_ticks += step_hinted_slot(index, s, schedule_now.move_hint, m) ? 1 : 0;
                 else
-                    quiet_ticks += step_slot(index, slots[index], m) ? 1 : 0;
+                    quiet_ticks += step_slot(index, s, m) ? 1 : 0;
             }
         }
         if (word_end >= to) break;

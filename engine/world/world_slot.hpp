@@ -84,6 +84,15 @@ public:
         return *reinterpret_cast<Slot*>(origin_ + std::uintptr_t{index} * sizeof(Slot));
     }
 
+    /// A slot after the one operator[] gave last (so `index` is at or past the kept chunk's first
+    /// slot), without moving the cursor: for the serial loop's prefetch of the next awake slot, which
+    /// may be visited after other slots woken meanwhile. In the kept chunk, its address; past it,
+    /// World::slot's.
+    const Slot& later(std::uint32_t index) const {
+        if (index >= end_) [[unlikely]] return world_.slot(index);
+        return *reinterpret_cast<const Slot*>(origin_ + std::uintptr_t{index} * sizeof(Slot));
+    }
+
 private:
     /// Keeps the chunk of `index`, found as World::slot finds it.
     void enter_chunk(std::uint32_t index) {

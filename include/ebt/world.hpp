@@ -493,6 +493,17 @@ private:
         std::uint16_t unused = 0;  // (named, so that the 8 bytes have no padding)
         std::uint32_t interval = 1;  // LOD: tick every `interval` frames
     };
+    /// True when a slot's schedule says Live and ticked every frame (its interval 0 or 1, so no LOD
+    /// test): one compare of the 8 bytes, the hint and the unused bytes masked out. The serial loop's
+    /// first test of every awake slot (step_serial_loop); when false, it tests the state and the
+    /// interval each alone.
+    static bool live_every_frame(const SlotSchedule& schedule) noexcept {
+        constexpr std::uint64_t kMask =
+            std::bit_cast<std::uint64_t>(SlotSchedule{static_cast<detail::SlotState>(0xFF), MoveHint::None, 0, 0xFFFFFFFE});
+        constexpr std::uint64_t kWanted =
+            std::bit_cast<std::uint64_t>(SlotSchedule{detail::SlotState::Live, MoveHint::None, 0, 0});
+        return (std::bit_cast<std::uint64_t>(schedule) & kMask) == kWanted;
+    }
     SlotSchedule& schedule(std::uint32_t index) noexcept { return schedules_[index]; }
     const SlotSchedule& schedule(std::uint32_t index) const noexcept { return schedules_[index]; }
     std::uint32_t new_slot();                         // a free slot, or a new one at the end
