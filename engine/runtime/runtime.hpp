@@ -413,7 +413,7 @@ struct Runtime {
     /// (World::prefetch_blocks_).
     /// Asks the cache for the first two lines of the agent's state block (the guard tree's 96-byte
     /// block lies in two lines wherever it starts): for the World's loops, the next awake agent of a
-    /// sparse frame (World::prefetch_next_awake). Changes nothing.
+    /// sparse frame (detail::prefetch_slot). Changes nothing.
     static void prefetch_block_head(const Agent& agent) noexcept {
         if (const auto* block = reinterpret_cast<const char*>(agent.block_.get())) {
             __builtin_prefetch(block);

@@ -255,7 +255,7 @@ void World::ParallelState::tick_slots(World& world, std::uint32_t begin, std::ui
                 // As the serial loop: in a sparse frame, the next awake slot of this task (step_serial).
                 if (const std::uint64_t later = bits & (bits - 1); later != 0) {
                     const std::uint32_t next = word * 64 + static_cast<std::uint32_t>(std::countr_zero(later));
-                    if (next > index + 1) detail::prefetch_slot(ahead[next]);  // (prefetch_next_awake)
+                    if (next > index + 1) detail::prefetch_slot(ahead[next]);
                 }
                 const SlotSchedule slot_schedule = world.schedule(index);  // state and interval: one 8-byte read
                 if (slot_schedule.state != detail::SlotState::Live) {

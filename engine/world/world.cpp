@@ -927,7 +927,7 @@ bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t 
             // A sparse frame (agents woken here and there by resumes or writes: a latent move's two
             // ticks) is a walk the hardware does not fetch ahead: when the word's next awake slot is
             // not the next slot, its hot lines and its state block are asked for now, while this agent
-            // ticks (prefetch_next_awake). A dense frame (every slot awake) skips it. Only in the
+            // ticks (detail::prefetch_slot). A dense frame (every slot awake) skips it. Only in the
             // hinted loop (a world whose agents sleep between moves): in a quiet world's loop, every
             // slot awake, the test alone cost 11-12 instructions per agent-frame (guard_a, wide_64).
             // The slot's address is found first, so that the next awake slot's, in the same chunk of
@@ -935,7 +935,7 @@ bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t 
             Slot& s = slots[index];
             if (const std::uint64_t later = awake_[word] & unvisited; kHinted && later != 0) {
                 const std::uint32_t next = word * 64 + static_cast<std::uint32_t>(std::countr_zero(later));
-                if (next > index + 1) detail::prefetch_slot(slots.later(next));  // (prefetch_next_awake)
+                if (next > index + 1) detail::prefetch_slot(slots.later(next));
             }
             const SlotSchedule schedule_now = schedule(index);  // state and interval: one 8-byte read
             // Live and ticked every frame (the interval 0 or 1), both in one test of the 8 bytes; else

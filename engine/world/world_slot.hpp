@@ -18,11 +18,15 @@
 namespace ebt {
 
 namespace detail {
-/// World::prefetch_next_awake's body, for a World::Slot the caller found (the parallel tasks find
-/// theirs through a World::SlotCursor): its lines and its agent's state block's first two. (A template
-/// so that it can take the World's private Slot type from the World's own members, which name it.)
-/// Always inline: GCC drops a call of a function whose only effects are prefetches (see
-/// World::prefetch_next_awake).
+/// Asks the cache for what the tick of the agent in slot `s` reads: the slot's lines (the time of its
+/// last tick and the Agent) and its agent's state block's first two lines. Changes nothing. For the
+/// loops that tick agents (the serial loop, the parallel tasks), one awake agent ahead in a sparse
+/// frame, for a slot they found through their World::SlotCursor. The slot's agent pointer is read (a
+/// load that may miss): it is the slot the loop reads next anyway. (A template so that it can take the
+/// World's private Slot type from the World's own members, which name it.)
+/// Always inline: a call of it that is not inlined is dropped by GCC (12, -O3) as a call without
+/// effects (its only effects are prefetches, which GCC's pure/const discovery does not count), so
+/// that the loops did not prefetch at all (docs/benchmarks.md, "A move through a World, seventh pass").
 template <class WorldSlot>
 [[gnu::always_inline]] inline void prefetch_slot(const WorldSlot& s) noexcept {
     const auto* bytes = reinterpret_cast<const char*>(&s);
@@ -60,15 +64,6 @@ struct alignas(64) World::Slot {
     std::uint32_t generation = 1;  // of the handles to this slot (AgentHandle::generation)
 };
 
-/// Asks the cache for what the tick of the agent at slot `index` reads: its slot's lines (the time of
-/// its last tick and the Agent) and its state block's first two lines.
-/// Changes nothing. For the loops that tick agents, one awake agent ahead in a sparse frame. The
-/// slot's agent pointer is read (a load that may miss): it is the slot the loop reads next anyway.
-/// Always inline, as detail::prefetch_slot: a call of it that is not inlined is dropped by GCC (12,
-/// -O3) as a call without effects (its only effects are prefetches, which GCC's pure/const discovery
-/// does not count), so that the loops did not prefetch at all (docs/benchmarks.md, "A move through a
-/// World, seventh pass").
-[[gnu::always_inline]] inline void World::prefetch_next_awake(std::uint32_t index) const noexcept { detail::prefetch_slot(slot(index)); }
 
 /// World::slot(index) for a loop that goes through the slots in ascending order (one call of
 /// World::step_serial, one task of a parallel phase: ParallelState::tick_slots): the chunk of the

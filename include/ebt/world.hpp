@@ -694,7 +694,6 @@ private:
     bool prefetch_blocks_ = false;
     static constexpr std::size_t kPrefetchBlockBytes = 128;
     static constexpr std::uint32_t kBlockPrefetchDistance = 8;
-    void prefetch_next_awake(std::uint32_t index) const noexcept;  // step_serial, the parallel tasks
     void note_block_bytes(std::size_t bytes) noexcept {
         if (bytes > kPrefetchBlockBytes) prefetch_blocks_ = true;
     }
