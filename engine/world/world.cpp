@@ -925,17 +925,34 @@ bool World::step_serial_loop(FrameMetrics& m, std::uint32_t from, std::uint32_t 
             // above `bit` set (none for bit 63), without a shift by 64.
             unvisited &= ~std::uint64_t{1} << bit;
             // A sparse frame (agents woken here and there by resumes or writes: a latent move's two
-            // ticks) is a walk the hardware does not fetch ahead: when the word's next awake slot is
-            // not the next slot, its hot lines and its state block are asked for now, while this agent
-            // ticks (detail::prefetch_slot). A dense frame (every slot awake) skips it. Only in the
-            // hinted loop (a world whose agents sleep between moves): in a quiet world's loop, every
-            // slot awake, the test alone cost 11-12 instructions per agent-frame (guard_a, wide_64).
-            // The slot's address is found first, so that the next awake slot's, in the same chunk of
-            // the cursor in all but a few words, costs a compare (SlotCursor::later).
+            // ticks) is a walk the hardware does not fetch ahead: when the next awake slot is not the
+            // next slot, its hot lines, its state block and its schedule word (where its visit's kind
+            // is read, the branch a mixed frame mispredicts) are asked for now, while this agent
+            // ticks. The next awake slot is the word's next one, or, after the word's last, the next
+            // word's first (a third of the visits in guard_b's frames, ~3 awake slots a word; the
+            // next word exists when word_end < to). A dense frame (every slot awake) skips it. Only
+            // in the hinted loop (a world whose agents sleep between moves): in a quiet world's loop,
+            // every slot awake, the test alone cost 11-12 instructions per agent-frame (guard_a,
+            // wide_64). The slot's address is found first, so that the next awake slot's, in the same
+            // chunk of the cursor in all but a few words, costs a compare (SlotCursor::later).
+            // (docs/benchmarks.md, "The ninth pass on a move": ~2-3 % less time a move.)
             Slot& s = slots[index];
-            if (const std::uint64_t later = awake_[word] & unvisited; kHinted && later != 0) {
-                const std::uint32_t next = word * 64 + static_cast<std::uint32_t>(std::countr_zero(later));
-                if (next > index + 1) detail::prefetch_slot(slots.later(next));
+            if constexpr (kHinted) {
+                if (const std::uint64_t later = awake_[word] & unvisited; later != 0) {
+                    const std::uint32_t next = word * 64 + static_cast<std::uint32_t>(std::countr_zero(later));
+                    if (next > index + 1) {
+                        detail::prefetch_slot(slots.later(next));
+                        __builtin_prefetch(&schedule(next));
+                    }
+                } else if (word_end < to) {
+                    if (const std::uint64_t next_word = awake_[word + 1]; next_word != 0) {
+                        const std::uint64_t next = word_end + static_cast<std::uint32_t>(std::countr_zero(next_word));
+                        if (next < to && next > index + 1) {
+                            detail::prefetch_slot(slots.later(static_cast<std::uint32_t>(next)));
+                            __builtin_prefetch(&schedule(static_cast<std::uint32_t>(next)));
+                        }
+                    }
+                }
             }
             const SlotSchedule schedule_now = schedule(index);  // state and interval: one 8-byte read
             // Live and ticked every frame (the interval 0 or 1), both in one test of the 8 bytes; else
