@@ -30,6 +30,13 @@ rounds="${3:-12}"
 kind="${4:-spread}"
 agents="${5:-10000}"
 frames="${6:-600}"
+for build in "$build_a" "$build_b"; do
+  if [[ ! -f "$build/libebt.a" || ! -f "$build/scenarios/libebt_scenarios.a" || ! -d "$build/include" ]]; then
+    echo "$build: not a Release build directory with libebt.a, scenarios/libebt_scenarios.a and include/" \
+      "(cmake --build $build --target ebt_bench_transitions)" >&2
+    exit 2
+  fi
+done
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
 ebt_build_callgrind_driver bench/callgrind/moves_timing.cpp "$build_a" "$out/a"
