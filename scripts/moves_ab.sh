@@ -30,6 +30,14 @@ rounds="${3:-12}"
 kind="${4:-spread}"
 agents="${5:-10000}"
 frames="${6:-600}"
+if ! [[ "$rounds" =~ ^[1-9][0-9]*$ && "$agents" =~ ^[1-9][0-9]*$ && "$frames" =~ ^[1-9][0-9]*$ ]]; then
+  echo "ROUNDS, AGENTS and FRAMES must be positive integers (got $rounds, $agents, $frames)" >&2
+  exit 2
+fi
+case "$kind" in
+  spread | phase | split) ;;
+  *) echo "KIND must be spread, phase or split (got $kind)" >&2; exit 2 ;;
+esac
 for build in "$build_a" "$build_b"; do
   if [[ ! -f "$build/libebt.a" || ! -f "$build/scenarios/libebt_scenarios.a" || ! -d "$build/include" ]]; then
     echo "$build: not a Release build directory with libebt.a, scenarios/libebt_scenarios.a and include/" \
@@ -44,6 +52,10 @@ ebt_build_callgrind_driver bench/callgrind/moves_timing.cpp "$build_b" "$out/b"
 hash_of() { "$1" "$kind" "$agents" 20 | sed -n 's/.*state hash \([0-9a-f]*\).*/\1/p'; }
 hash_a="$(hash_of "$out/a")"
 hash_b="$(hash_of "$out/b")"
+if [[ -z "$hash_a" || -z "$hash_b" ]]; then
+  echo "moves_timing printed no state hash (see its output above)" >&2
+  exit 1
+fi
 if [[ "$hash_a" != "$hash_b" ]]; then
   echo "the two builds end in different states (hash $hash_a against $hash_b): not the same behaviour" >&2
   exit 1
