@@ -166,7 +166,9 @@ TEST_CASE("abort points: abort() at every event and condition call; same trace i
         {"guarded", &guarded}, {"reactive", &reactive}, {"self_guarded", &self_guarded}};
     std::uint64_t digest = 0xcbf29ce484222325ull;
     int runs = 0;
-    for (const auto& [name, make] : trees) {
+    for (const auto& tree : trees) {
+        const char* const name = tree.first;  // (not a structured binding: CAPTURE's lambda takes it, which Clang 14 refuses)
+        const TreeMaker make = tree.second;
         CAPTURE(name);
         const int events = run(make, Mode::Polling, -1, -1).events;
         REQUIRE(events > 10);

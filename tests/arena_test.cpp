@@ -97,6 +97,7 @@ TEST_CASE("arena: poll and event runs of the same seed stay in lockstep and end 
         CHECK(poll.totals().attacks == event.totals().attacks);
         // Event mode re-checks guards only when their keys change.
         CHECK(event_guards * 5 < poll_guards);
+        CHECK(event_updates == poll_updates);
         if (lod) CHECK(poll_updates < 300u * 100u);  // far guards tick every 4th frame
         else CHECK(poll_updates == 300u * 100u);
     }

@@ -542,7 +542,9 @@ TEST_CASE("Move paths: the restart's latent leaf on the plan, whatever its start
         {Then::Abort, {"0:I 9:I 9:T(Aborted) 0:T(Aborted)", "0:I 9:I"}},
         {Then::WriteEnemy, {"0:I 9:I", "9:T(Aborted) 1:I 3:I 3:U"}},
     };
-    for (const auto& [then, traces] : cases) {
+    for (const auto& one_case : cases) {
+        const Then then = one_case.first;  // (not structured bindings: the lambdas below take them, which Clang 14 refuses)
+        const std::vector<std::string>& traces = one_case.second;
         CAPTURE(static_cast<int>(then));
         test::in_both_modes([&](Mode mode) {
             RestartMoves m;

@@ -80,7 +80,9 @@ TEST_CASE("Preconditions: attach to any node kind; several preconditions are and
         {"Timeout", [](TreeBuilder& b) { b.timeout(1s).action("A", test::running_action()).back(); }},
         {"Selector", [](TreeBuilder& b) { b.selector().action("A", test::running_action()).back(); }},
     };
-    for (const auto& [name, open] : kinds) {
+    for (const auto& kind : kinds) {
+        const auto& name = kind.first;  // (not structured bindings: CAPTURE's lambda takes the name, which Clang 14 refuses)
+        const auto& open = kind.second;
         CAPTURE(name);
         // 0 Selector, 1 <node> (guarded by a && b), ..., last: AlwaysFailure
         TreeBuilder b("any");

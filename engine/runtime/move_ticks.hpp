@@ -56,7 +56,7 @@ inline Runtime::MoveTickStart Runtime::move_tick_start(const Agent& a, std::uint
                   offsetof(Agent, stopped_) - offsetof(Agent, queue_head_) == offsetof(AgentQueueAndFlagBytes, stopped) &&
                   sizeof(AgentQueueAndFlagBytes) == 8);
     std::uint64_t bytes = 0;
-    std::memcpy(&bytes, reinterpret_cast<const std::byte*>(&a) + offsetof(Agent, queue_head_), sizeof bytes);
+    std::memcpy(&bytes, &a.queue_head_, sizeof bytes);  // (the static_assert above: 8 adjacent bytes of the Agent)
     if (!a.block_ || (bytes & kMoveTickBytesMask) != kMoveTickBytesWanted || a.listener_ || tick < a.ticks_ ||
         dt.count() < 0 || dt.count() > limits::kMaxClockMicroseconds - a.clock_)
         return {};
@@ -131,7 +131,7 @@ inline void Runtime::end_run_of_root_child(Agent& a, std::uint16_t* flags, Statu
     static_assert(offsetof(Agent, queue_size_) == offsetof(Agent, queue_head_) + sizeof(std::uint16_t));
     static_assert(std::endian::native == std::endian::little);  // (the head in the word's low half)
     const std::uint32_t head_and_size = (head + 2) | (std::uint32_t{2} << 16);
-    std::memcpy(reinterpret_cast<std::byte*>(&a) + offsetof(Agent, queue_head_), &head_and_size, sizeof head_and_size);
+    std::memcpy(&a.queue_head_, &head_and_size, sizeof head_and_size);  // (the queue's head, then its size)
     // The chain's two nodes end Success with terminate's flags (end_resumed_run_at's loop), and the
     // root's restart is pending and queued.
     constexpr auto kKept = static_cast<std::uint16_t>(kGuardPrev | kGuardDirty | kCooldownArmed);

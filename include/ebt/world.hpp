@@ -265,7 +265,9 @@ struct WorldOptions {
     ParallelOptions parallel{};  // with threads > 1
 };
 
-class World : private detail::AgentHost {
+/// The many-agent container described at the top of this file. Final: it is not a base class (its
+/// destructor is not virtual, and the host interface it implements is private).
+class World final : private detail::AgentHost {
 public:
     World();
     explicit World(WorldOptions options);
