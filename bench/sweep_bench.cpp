@@ -11,6 +11,9 @@
 //   waiting        every agent in a 1000-hour Wait or in a suspended action nobody resumes (change:0%)
 //   arena          the sample's world (scenarios/arena_scenario.hpp): perception, intruders, squads;
 //                  its blackboard changes are the perception's (the name says change:sim)
+// and "<scenario>/paired/agents:<N>/change:<percent>" (BM_Paired): the configurations the README
+// quotes, both modes in one benchmark, stepped in alternating blocks of frames so that a host whose
+// speed changes for seconds at a time slows both alike (counters below).
 // Change rate: the share of agents whose blackboard a ChurnWriter changes each frame (two writes
 // each that toggle it between patrolling and attacking), before the World steps. At change 0% (the
 // quiet world) every agent patrols; otherwise half the agents start attacking, and the toggles keep
@@ -35,6 +38,9 @@
 //                             pages: its big slot chunks and pool regions, engine/world/huge_pages.hpp)
 //   allocs_per_agent          heap allocations while spawning, / N (counted by a global operator new)
 //   create_time_per_agent     wall time to spawn the N agents, / N
+// The paired rows' counters instead: polling_time_per_agent_frame and event_time_per_agent_frame
+// (each mode's median block), polling_over_event (the median over the pairs of blocks of polling's
+// time per frame / event's), agents, change, nodes.
 // Results, charts and how to run: docs/benchmarks.md; scripts/bench.sh runs the short sweep.
 #include "arena_scenario.hpp"
 #include "bench_scenarios.hpp"
@@ -45,6 +51,7 @@
 #include <benchmark/benchmark.h>
 #include <ebt/ebt.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -52,6 +59,8 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <time.h>  // clock_gettime(CLOCK_THREAD_CPUTIME_ID): the paired rows' block times
 
 namespace {
 
@@ -146,6 +155,20 @@ struct Population {
 
 std::unique_ptr<Population> g_population;  // the current configuration's, rebuilt when it changes
 
+/// A paired run's two worlds: the same configuration in polling and in event mode, alive at once.
+struct PairedPopulations {
+    Config config;  // (its mode is not used)
+    Population polling;
+    Population event;
+    explicit PairedPopulations(const Config& c)
+        : config(c), polling(with_mode(c, Mode::Polling)), event(with_mode(c, Mode::Event)) {}
+    static Config with_mode(Config c, Mode m) {
+        c.mode = m;
+        return c;
+    }
+};
+std::unique_ptr<PairedPopulations> g_paired;
+
 /// The sample's world: perception and simulation around the AI, N guards.
 struct ArenaPopulation {
     std::size_t agents;
@@ -212,6 +235,7 @@ void report(benchmark::State& state, const Config& c, double nodes, const RunTot
 void BM_Tree(benchmark::State& state, Config c) {
     if (!g_population || !(g_population->config == c)) {
         g_arena.reset();  // free the previous world first: at most one big world at a time
+        g_paired.reset();
         g_population.reset();
         g_population = std::make_unique<Population>(c);
     }
@@ -224,9 +248,81 @@ void BM_Tree(benchmark::State& state, Config c) {
 }
 
 
+
+/// This thread's CPU time in seconds (the sweep's other rows report CPU time too).
+double thread_cpu_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+double median_of(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : (v[h - 1] + v[h]) / 2;
+}
+
+/// The paired rows ("<scenario>/paired/agents:N/change:C"): the polling world and the event world of
+/// one configuration stepped in alternating blocks of frames (at least 20 ms of one mode's frames
+/// each), each block timed on its own, the order swapped every pair. A shared
+/// host that slows down for seconds at a time then slows both modes' blocks alike, where the other
+/// rows time polling and event seconds apart. One iteration is one pair of blocks. Counters: each
+/// mode's median block (time_per_agent_frame), and the median over the pairs of polling's block time
+/// over event's (polling_over_event).
+void BM_Paired(benchmark::State& state, Config c) {
+    if (!g_paired || !(g_paired->config == c)) {
+        g_arena.reset();
+        g_population.reset();
+        g_paired.reset();
+        g_paired = std::make_unique<PairedPopulations>(c);
+    }
+    PairedPopulations& pair = *g_paired;
+    // A block is at least kBlockSeconds of one mode's frames, so that what the other mode's block
+    // left in the caches and the branch predictors is a small part of it (blocks of a fixed number of
+    // frames, 20 at 10,000 agents, made event mode's short blocks ~40 % slower than its own run).
+    constexpr double kBlockSeconds = 0.02;
+    const double agents = static_cast<double>(std::max<std::size_t>(1, c.agents));
+    const auto block = [](Population& pop) {  // seconds per frame over one block
+        const double start = thread_cpu_seconds();
+        double elapsed = 0;
+        std::size_t frames = 0;
+        do {
+            pop.frame();
+            ++frames;
+            elapsed = thread_cpu_seconds() - start;
+        } while (elapsed < kBlockSeconds);
+        return elapsed / static_cast<double>(frames);
+    };
+    std::vector<double> polling_blocks, event_blocks, ratios;
+    bool polling_first = true;
+    for (auto _ : state) {
+        double p = 0, e = 0;
+        if (polling_first) {
+            p = block(pair.polling);
+            e = block(pair.event);
+        } else {
+            e = block(pair.event);
+            p = block(pair.polling);
+        }
+        polling_first = !polling_first;
+        polling_blocks.push_back(p);
+        event_blocks.push_back(e);
+        if (e > 0) ratios.push_back(p / e);
+    }
+    state.counters["polling_time_per_agent_frame"] = median_of(polling_blocks) / agents;
+    state.counters["event_time_per_agent_frame"] = median_of(event_blocks) / agents;
+    state.counters["polling_over_event"] = median_of(ratios);
+    state.counters["agents"] = static_cast<double>(c.agents);
+    state.counters["change"] = c.change;
+    state.counters["nodes"] = static_cast<double>(pair.event.tree.size());
+}
+
+
 void BM_Arena(benchmark::State& state, std::size_t n, Mode mode) {
     if (!g_arena || g_arena->agents != n || g_arena->mode != mode) {
         g_population.reset();
+        g_paired.reset();
         g_arena.reset();
         g_arena = std::make_unique<ArenaPopulation>(n, mode);
     }
@@ -292,6 +388,22 @@ std::size_t max_agents() {
                         ->Unit(benchmark::kMicrosecond);
                 }
         }
+    // The paired rows: the configurations the README's table and the targets quote (after the others,
+    // so that the matrix's order is unchanged).
+    struct PairedRow {
+        const char* name;
+        TreeKind kind;
+        int size_param;
+        std::size_t agents;
+        double change;
+    };
+    const PairedRow paired[] = {
+        {"guard_a", TreeKind::GuardA, 0, 10'000, 0},   {"guard_b", TreeKind::GuardB, 0, 10'000, 0},
+        {"wide_64", TreeKind::Wide, 64, 10'000, 0},    {"deep_32", TreeKind::Deep, 32, 10'000, 0},
+        {"guard_a", TreeKind::GuardA, 0, 100'000, 0},  {"guard_a", TreeKind::GuardA, 0, 100'000, 0.01},
+        {"guard_b", TreeKind::GuardB, 0, 100'000, 0.01},
+        {"guard_b", TreeKind::GuardB, 0, 1'000, 0},  // (small: the sanitizer build's sweep runs it)
+    };
     for (const std::size_t n : {std::size_t{1'000}, std::size_t{10'000}, std::size_t{100'000}, std::size_t{1'000'000}})
         for (const Mode mode : modes) {
             if (n > limit) continue;
@@ -305,6 +417,12 @@ std::size_t max_agents() {
             const std::string name = std::string("arena/") + mode_name(mode) + "/agents:" + std::to_string(n) + "/change:sim";
             benchmark::RegisterBenchmark(name.c_str(), BM_Arena, n, mode)->Unit(benchmark::kMicrosecond);
         }
+    for (const PairedRow& r : paired) {
+        if (r.agents > limit) continue;
+        const std::string name = std::string(r.name) + "/paired/agents:" + std::to_string(r.agents) + "/change:" + percent(r.change);
+        benchmark::RegisterBenchmark(name.c_str(), BM_Paired, Config{r.kind, r.size_param, r.agents, r.change, Mode::Event})
+            ->Unit(benchmark::kMillisecond);
+    }
     return true;
 }();
 

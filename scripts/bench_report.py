@@ -44,6 +44,8 @@ MODE_COLOURS = {"polling": "#d62728", "event": "#1f77b4"}  # charts that colour 
 
 NAME_RE = re.compile(r"^(?P<scenario>[A-Za-z0-9_]+)/(?P<mode>polling|event)/agents:(?P<agents>\d+)"
                      r"/change:(?P<change>[0-9.]+%|sim)$")
+# The paired rows (BM_Paired): both modes in one benchmark, in alternating blocks of frames.
+PAIRED_RE = re.compile(r"^(?P<scenario>[A-Za-z0-9_]+)/paired/agents:(?P<agents>\d+)/change:(?P<change>[0-9.]+%)$")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -87,6 +89,11 @@ def fmt_ratio(r):
     if r >= 1:
         return f"{r:.1f}×"
     return f"{r:.2f}×"
+
+
+def fmt_paired_ratio(r):
+    """A paired row's ratio with one decimal (the targets are judged on them: 18.4× is not 18×)."""
+    return "–" if r is None else f"{r:,.1f}×"
 
 
 def fmt_num(x):
@@ -133,6 +140,7 @@ class Results:
         self.context = None
         self.contexts = []
         self.runs = {}  # key -> dict of numbers (counters, cpu_time, iterations...)
+        self.paired = {}  # (scenario, agents, change) -> dict of numbers, for the paired rows
         self.repetitions = 1
         self.repetition_counts = set()  # distinct repetition counts of the runs used
         self.skipped = []  # names that are not sweep benchmarks
@@ -165,7 +173,8 @@ class Results:
                 iterations.setdefault(run_name, []).append(e)
         for run_name in list(iterations) + [n for n in medians if n not in iterations]:
             m = NAME_RE.match(run_name)
-            if not m:
+            paired = PAIRED_RE.match(run_name) if not m else None
+            if not m and not paired:
                 self.skipped.append(run_name)
                 continue
             if run_name in medians:
@@ -176,6 +185,10 @@ class Results:
                 self.repetitions = max(self.repetitions, len(reps))
                 self.repetition_counts.add(len(reps))
                 values = _median_numbers(reps)
+            if paired:
+                change = float(paired.group("change")[:-1]) / 100
+                self.paired[(paired.group("scenario"), int(paired.group("agents")), _change_key(change))] = values
+                continue
             change = m.group("change")
             change = "sim" if change == "sim" else float(change[:-1]) / 100
             key = (m.group("scenario"), m.group("mode"), int(m.group("agents")), _change_key(change))
@@ -427,6 +440,27 @@ def summary(r, inputs):
     else:
         md.append("(no data)")
     md.append("")
+
+    # (e) -----------------------------------------------------------------------------------
+    rows = []
+    for (s, n, c), v in sorted(r.paired.items(), key=lambda kv: (_scenario_order(kv[0][0]), kv[0][1], kv[0][2])):
+        rows.append([s, fmt_agents(n), fmt_percent_label(c), fmt_ns(v.get("polling_time_per_agent_frame")),
+                     fmt_ns(v.get("event_time_per_agent_frame")), fmt_paired_ratio(v.get("polling_over_event"))])
+    if rows:
+        md.append("## (e) Paired: both modes in alternating blocks of frames")
+        md.append("")
+        md.append(md_table(["scenario", "agents", "change", "polling ns/agent-frame", "event ns/agent-frame",
+                            "polling/event"], rows))
+        md.append("")
+        md.append("Each row steps a polling world and an event world of the same configuration in "
+                  "alternating blocks (at least 20 ms of one mode's frames each, the order swapped every "
+                  "pair), so that a host whose speed changes for seconds at a time slows both alike. "
+                  "Times: each mode's median block; polling/event: the median over the pairs of blocks.")
+        md.append("")
+        text.append("")
+        text.append("(e) paired (both modes in alternating blocks), per agent-frame polling / event:")
+        for row in rows:
+            text.append(f"  {row[0]:<8} {row[1]:>9} agents {row[2]:>5}  {row[3]} / {row[4]}  ({row[5]})")
 
     if r.errors:
         md.append("## Benchmarks that failed")
