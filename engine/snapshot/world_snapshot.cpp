@@ -156,6 +156,46 @@ SharedImage read_shared(io::ByteReader& in, std::span<const std::byte> bytes, co
     return image;
 }
 
+/// The structural hashes of the trees a restore was given, in their order (`who`: the API call, for
+/// the error on an empty tree).
+std::vector<std::uint64_t> given_tree_hashes(std::span<const Tree> trees, const char* who) {
+    std::vector<std::uint64_t> given(trees.size());
+    for (std::size_t t = 0; t < trees.size(); ++t) {
+        if (!trees[t]) throw UsageError(std::string(who) + ": tree " + std::to_string(t) + " is empty");
+        given[t] = structural_hash(trees[t]);
+    }
+    return given;
+}
+
+/// A snapshot's list of shared blackboards (read_shared each), with no two of one name.
+std::vector<SharedImage> read_shared_list(io::ByteReader& in, std::span<const std::byte> bytes, std::span<const Tree> trees,
+                                          const std::string& source, const char* who) {
+    const std::vector<const TypeInfo*> types = value_types(trees);
+    std::vector<SharedImage> shared(static_cast<std::size_t>(in.count("shared blackboards")));
+    for (std::size_t b = 0; b < shared.size(); ++b) {
+        shared[b] = read_shared(in, bytes, types, source, who);
+        for (std::size_t other = 0; other < b; ++other)
+            if (shared[other].name == shared[b].name) in.fail("corrupt: two shared blackboards called '" + shared[b].name + "'");
+    }
+    return shared;
+}
+
+/// A snapshot's list of tree identities, each matched to the given tree of its structural hash
+/// (`given`: given_tree_hashes(trees)); a saved tree none of them matches is a SnapshotError.
+std::vector<const Tree*> read_saved_trees(io::ByteReader& in, std::span<const Tree> trees, const std::vector<std::uint64_t>& given,
+                                          const char* who) {
+    std::vector<const Tree*> saved_trees(static_cast<std::size_t>(in.count("trees")));
+    for (const Tree*& tree : saved_trees) {
+        const TreeIdentity id = read_agent_identity(in);
+        const auto it = std::find(given.begin(), given.end(), id.hash);
+        if (it == given.end())
+            throw SnapshotError(std::string(who) + ": the snapshot holds agents of tree '" + id.name +
+                                "', and none of the trees given has its structural hash");
+        tree = &trees[static_cast<std::size_t>(it - given.begin())];
+    }
+    return saved_trees;
+}
+
 /// A shared blackboard (not yet a world's) with the keys and values `image` holds.
 std::unique_ptr<SharedBlackboard> make_shared(const SharedImage& image) {
     auto b = std::make_unique<SharedBlackboard>(image.name);
@@ -269,11 +309,7 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
         throw UsageError("restore_world(): the world has an input observer (a recorder cannot follow a restore): set it after");
     const std::string& source = options.source;
     io::ByteReader in = open_file(bytes, Kind::World, source);
-    std::vector<std::uint64_t> given(trees.size());
-    for (std::size_t t = 0; t < trees.size(); ++t) {
-        if (!trees[t]) throw UsageError("restore_world(): tree " + std::to_string(t) + " is empty");
-        given[t] = structural_hash(trees[t]);
-    }
+    const std::vector<std::uint64_t> given = given_tree_hashes(trees, "restore_world()");
 
     // 1. Read and check everything.
     const std::uint64_t now = in.u64();
@@ -283,23 +319,9 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
     const auto budget = static_cast<std::uint32_t>(in.varint_at_most(0xFFFFFFFFu, "agent budget"));
     const std::uint64_t cursor = in.varint_at_most(0xFFFFFFFEu, "budget cursor");
 
-    const std::vector<const TypeInfo*> types = value_types(trees);
-    std::vector<SharedImage> shared(static_cast<std::size_t>(in.count("shared blackboards")));
-    for (std::size_t b = 0; b < shared.size(); ++b) {
-        shared[b] = read_shared(in, bytes, types, source, "restore_world()");
-        for (std::size_t other = 0; other < b; ++other)
-            if (shared[other].name == shared[b].name) in.fail("corrupt: two shared blackboards called '" + shared[b].name + "'");
-    }
+    const std::vector<SharedImage> shared = read_shared_list(in, bytes, trees, source, "restore_world()");
 
-    std::vector<const Tree*> saved_trees(static_cast<std::size_t>(in.count("trees")));
-    for (const Tree*& tree : saved_trees) {
-        const TreeIdentity id = read_agent_identity(in);
-        const auto it = std::find(given.begin(), given.end(), id.hash);
-        if (it == given.end())
-            throw SnapshotError("restore_world(): the snapshot holds agents of tree '" + id.name +
-                                "', and none of the trees given has its structural hash");
-        tree = &trees[static_cast<std::size_t>(it - given.begin())];
-    }
+    const std::vector<const Tree*> saved_trees = read_saved_trees(in, trees, given, "restore_world()");
 
     const auto slot_count = static_cast<std::uint32_t>(std::min<std::uint64_t>(in.count("slots"), 0xFFFFFFFFu));
     std::vector<SlotImage> slots(slot_count);
@@ -531,27 +553,9 @@ std::vector<AgentHandle> WorldSnapshotAccess::restore_squad(World& w, std::span<
         throw UsageError("restore_agents(world): the world has an input observer (a recorder cannot follow a restore)");
     const std::string& source = options.source;
     io::ByteReader in = open_file(bytes, Kind::WorldAgents, source);
-    std::vector<std::uint64_t> given(trees.size());
-    for (std::size_t t = 0; t < trees.size(); ++t) {
-        if (!trees[t]) throw UsageError("restore_agents(world): tree " + std::to_string(t) + " is empty");
-        given[t] = structural_hash(trees[t]);
-    }
-    const std::vector<const TypeInfo*> types = value_types(trees);
-    std::vector<SharedImage> shared(static_cast<std::size_t>(in.count("shared blackboards")));
-    for (std::size_t b = 0; b < shared.size(); ++b) {
-        shared[b] = read_shared(in, bytes, types, source, "restore_agents(world)");
-        for (std::size_t other = 0; other < b; ++other)
-            if (shared[other].name == shared[b].name) in.fail("corrupt: two shared blackboards called '" + shared[b].name + "'");
-    }
-    std::vector<const Tree*> saved_trees(static_cast<std::size_t>(in.count("trees")));
-    for (const Tree*& tree : saved_trees) {
-        const TreeIdentity id = read_agent_identity(in);
-        const auto it = std::find(given.begin(), given.end(), id.hash);
-        if (it == given.end())
-            throw SnapshotError("restore_agents(world): the snapshot holds agents of tree '" + id.name +
-                                "', and none of the trees given has its structural hash");
-        tree = &trees[static_cast<std::size_t>(it - given.begin())];
-    }
+    const std::vector<std::uint64_t> given = given_tree_hashes(trees, "restore_agents(world)");
+    const std::vector<SharedImage> shared = read_shared_list(in, bytes, trees, source, "restore_agents(world)");
+    const std::vector<const Tree*> saved_trees = read_saved_trees(in, trees, given, "restore_agents(world)");
     struct Migrant {
         AgentHandle saved;
         std::size_t tree = 0;
