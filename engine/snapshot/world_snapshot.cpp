@@ -451,15 +451,7 @@ void WorldSnapshotAccess::restore(World& w, std::span<const Tree> trees, std::sp
     w.frame_ = frame;
     w.budget_ = budget;
     w.cursor_ = static_cast<std::uint32_t>(cursor);
-    for (std::unique_ptr<SharedBlackboard>& b : blackboards) {
-        World::SharedEntry entry;
-        entry.blackboard = std::move(b);
-        const std::size_t index = w.shared_.size();
-        World* world = &w;
-        entry.router = entry.blackboard->changes().connect([world, index](const SharedBlackboard&, KeyId key) { world->route(index, key); });
-        w.shared_.push_back(std::move(entry));
-        detail::EngineAccess::attach_publish_queue(*w.shared_.back().blackboard, &w.shared_written_, static_cast<std::uint32_t>(index));
-    }
+    for (std::unique_ptr<SharedBlackboard>& b : blackboards) w.adopt_shared(std::move(b));
     std::size_t next_agent = 0;
     for (std::uint32_t i = 0; i < slot_count; ++i) {
         const SlotImage& image = slots[i];
@@ -642,15 +634,7 @@ std::vector<AgentHandle> WorldSnapshotAccess::restore_squad(World& w, std::span<
 
     // Into the world: the new shared blackboards, then each agent in a new slot, as a spawn between
     // frames places it, with the scheduling state it had.
-    for (std::unique_ptr<SharedBlackboard>& b : created) {
-        World::SharedEntry entry;
-        entry.blackboard = std::move(b);
-        const std::size_t index = w.shared_.size();
-        World* world = &w;
-        entry.router = entry.blackboard->changes().connect([world, index](const SharedBlackboard&, KeyId key) { world->route(index, key); });
-        w.shared_.push_back(std::move(entry));
-        detail::EngineAccess::attach_publish_queue(*w.shared_.back().blackboard, &w.shared_written_, static_cast<std::uint32_t>(index));
-    }
+    for (std::unique_ptr<SharedBlackboard>& b : created) w.adopt_shared(std::move(b));
     std::vector<AgentHandle> out;
     for (std::size_t k = 0; k < migrants.size(); ++k) {
         const Migrant& m = migrants[k];

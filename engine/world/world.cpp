@@ -170,13 +170,18 @@ SharedBlackboard& World::create_shared(std::string name) {
     refuse_in_parallel_phase("World::create_shared()");
     if (closing_) throw UsageError("World::create_shared(): the world is being destroyed");
     if (shared(name)) throw UsageError("World::create_shared(): a shared blackboard '" + name + "' exists already");
+    SharedBlackboard& created = adopt_shared(std::make_unique<SharedBlackboard>(std::move(name)));
+    if (input_observer_) input_observer_->on_create_shared(created);
+    return created;
+}
+
+SharedBlackboard& World::adopt_shared(std::unique_ptr<SharedBlackboard> blackboard) {
     SharedEntry entry;
-    entry.blackboard = std::make_unique<SharedBlackboard>(std::move(name));
+    entry.blackboard = std::move(blackboard);
     const std::size_t index = shared_.size();
     entry.router = entry.blackboard->changes().connect([this, index](const SharedBlackboard&, KeyId key) { route(index, key); });
     shared_.push_back(std::move(entry));
     detail::EngineAccess::attach_publish_queue(*shared_.back().blackboard, &shared_written_, static_cast<std::uint32_t>(index));
-    if (input_observer_) input_observer_->on_create_shared(*shared_.back().blackboard);
     return *shared_.back().blackboard;
 }
 

@@ -662,6 +662,9 @@ private:
     };
     struct SharedEntry;  // a shared blackboard, its subscribers and its routing connection (world.cpp)
     void route(std::size_t shared_index, KeyId key);
+    /// Makes `blackboard` the world's next shared blackboard: its entry, its routing connection and its
+    /// publish queue (create_shared, and the snapshots' restores). Between frames.
+    SharedBlackboard& adopt_shared(std::unique_ptr<SharedBlackboard> blackboard);
     /// At the start of a step: publishes the shared blackboards written since they last published, in
     /// index order; returns the exceptions their change slots threw meanwhile.
     std::uint64_t publish_shared();
