@@ -264,8 +264,8 @@ double median_of(std::vector<double> v) {
 }
 
 /// The paired rows ("<scenario>/paired/agents:N/change:C"): the polling world and the event world of
-/// one configuration stepped in alternating blocks of frames (at least 20 ms of one mode's frames
-/// each), each block timed on its own, the order swapped every pair. A shared
+/// one configuration stepped in alternating blocks of frames (at least 20 ms and 20 frames of one
+/// mode's frames each), each block timed on its own, the order swapped every pair. A shared
 /// host that slows down for seconds at a time then slows both modes' blocks alike, where the other
 /// rows time polling and event seconds apart. One iteration is one pair of blocks. Counters: each
 /// mode's median block (time_per_agent_frame), and the median over the pairs of polling's block time
@@ -278,10 +278,13 @@ void BM_Paired(benchmark::State& state, Config c) {
         g_paired = std::make_unique<PairedPopulations>(c);
     }
     PairedPopulations& pair = *g_paired;
-    // A block is at least kBlockSeconds of one mode's frames, so that what the other mode's block
-    // left in the caches and the branch predictors is a small part of it (a first version's blocks of
-    // a fixed 20 frames, 0.5 ms of guard_b's event frames at 10,000 agents, measured them ~45 % slower).
+    // A block is at least kBlockSeconds and kBlockFrames of one mode's frames, so that what the other
+    // mode's block left in the caches, the TLB and the branch predictors is a small part of it: a
+    // first version's blocks of a fixed 20 frames (0.5 ms of guard_b's event frames at 10,000 agents)
+    // measured them ~45 % slower than their own row, and blocks of 20 ms alone (~8 event frames of
+    // guard_a at 100,000 agents and 1 % change) 30-80 % slower (docs/benchmarks.md, "The sweep").
     constexpr double kBlockSeconds = 0.02;
+    constexpr std::size_t kBlockFrames = 20;
     const double agents = static_cast<double>(std::max<std::size_t>(1, c.agents));
     const auto block = [](Population& pop) {  // seconds per frame over one block
         const double start = thread_cpu_seconds();
@@ -291,7 +294,7 @@ void BM_Paired(benchmark::State& state, Config c) {
             pop.frame();
             ++frames;
             elapsed = thread_cpu_seconds() - start;
-        } while (elapsed < kBlockSeconds);
+        } while (elapsed < kBlockSeconds || frames < kBlockFrames);
         return elapsed / static_cast<double>(frames);
     };
     std::vector<double> polling_blocks, event_blocks, ratios;

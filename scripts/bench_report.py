@@ -453,7 +453,7 @@ def summary(r, inputs):
                             "polling/event"], rows))
         md.append("")
         md.append("Each row steps a polling world and an event world of the same configuration in "
-                  "alternating blocks (at least 20 ms of one mode's frames each, the order swapped every "
+                  "alternating blocks (at least 20 ms and 20 frames of one mode's frames each, the order swapped every "
                   "pair), so that a host whose speed changes for seconds at a time slows both alike. "
                   "Times: each mode's median block; polling/event: the median over the pairs of blocks.")
         md.append("")
