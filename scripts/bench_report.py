@@ -310,7 +310,7 @@ def summary(r, inputs):
     if r.repetitions > 1 and 1 in r.repetition_counts:
         rep += "; some benchmarks: one run"
     md.append(f"Input: {', '.join('`' + os.path.basename(p) + '`' for p in inputs)} "
-              f"({len(r.runs)} benchmarks, {rep}). Times are CPU time; "
+              f"({len(r.runs) + len(r.paired)} benchmarks, {rep}). Times are CPU time; "
               "ns/agent-frame = CPU time / (agents × frames), one frame = World::step(50 ms) plus the "
               "frame's blackboard writes. Ratio = polling time / event time (> 1: event mode is faster). "
               "“P / E” = polling / event when the two differ.")
@@ -320,7 +320,7 @@ def summary(r, inputs):
                   "ebt itself is built in Release by scripts/bench.sh.)")
         md.append("")
     text.append(f"context: {context_line(r.context)}")
-    text.append(f"{len(r.runs)} benchmarks ({rep})")
+    text.append(f"{len(r.runs) + len(r.paired)} benchmarks ({rep})")
 
     # (a) -----------------------------------------------------------------------------------
     rows = []
@@ -744,7 +744,7 @@ def main(argv=None):
         return 1
     out_dir = args.out_dir or os.path.dirname(os.path.abspath(args.results[0]))
     os.makedirs(out_dir, exist_ok=True)
-    if not r.runs:
+    if not r.runs and not r.paired:
         print("bench_report: no ebt_bench_sweep benchmark in the results", file=sys.stderr)
         return 1
 
